@@ -1,0 +1,78 @@
+"""What the user typed as a source: ``owner/name[@revision]`` on the Hub, or a folder on disk."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from ..snapshot import Snapshot
+from .cache import SnapshotCache
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    """How to talk to the Hub. Kept apart from the client so local-only runs never import it."""
+
+    endpoint: str = DEFAULT_ENDPOINT
+    token: str | None = None
+    timeout_s: float = 10.0
+    retries: int = 4  # attempts after the first
+    backoff_s: float = 1.0  # 1, 2, 4, 8 ... seconds between attempts
+    max_wait_s: float = 60.0  # cap on one wait, Retry-After included
+    workers: int = 8
+    progress: bool = False
+
+    @classmethod
+    def from_env(cls, endpoint: str | None = None, **overrides: object) -> HubSettings:
+        """Endpoint and token from the arguments or ``HF_ENDPOINT`` / ``HF_TOKEN``, read now, not at import."""
+        return cls(
+            endpoint=(endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/"),
+            token=os.environ.get("HF_TOKEN") or None,
+            **overrides,  # type: ignore[arg-type]
+        )
+
+
+_REPO = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    kind: str  # "hub" or "local"
+    target: str  # repo id or folder path
+    revision: str  # "main" by default; "local" for folders
+
+    def __str__(self) -> str:
+        return self.target if self.kind == "local" else f"{self.target}@{self.revision}"
+
+
+def parse_source(text: str) -> SourceSpec:
+    """A folder if the text names one (or starts like a path), else a Hub repo with ``@revision``."""
+    if text.startswith((".", "/", "~")) or Path(text).is_dir():
+        return SourceSpec("local", os.path.expanduser(text), "local")
+    repo, _, revision = text.partition("@")
+    if not _REPO.match(repo) or ".." in repo:
+        raise UsageError(f"{text!r} is neither a folder nor a Hub repo id (owner/name[@revision])")
+    return SourceSpec("hub", repo, revision or "main")
+
+
+@dataclass(frozen=True)
+class Sources:
+    """How to reach sources: the Hub settings, the cache, and whether to stay offline."""
+
+    settings: HubSettings
+    cache: SnapshotCache
+    offline: bool = False
+
+    def open(self, spec: SourceSpec) -> Snapshot:
+        if spec.kind == "local":
+            from .local import load_local
+
+            return load_local(spec.target)
+        from .hub import HubReader
+
+        return HubReader(self.settings, self.cache).snapshot(spec.target, spec.revision, offline=self.offline)

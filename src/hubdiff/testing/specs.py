@@ -1,0 +1,211 @@
+"""Model specs: what a replica repo holds at each commit, written the way people describe checkpoints.
+
+Tensors are given as census rows (``name_pattern<TAB>count<TAB>shape<TAB>dtype``, the notation of
+published checkpoint inspections, where a dotted segment like ``0-78`` or ``0-2,6-74/4`` is an index
+set). A commit turns them into real safetensors headers split over N shards plus the index; the
+tensor payload is never materialised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import product
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import dtypes
+from ..patterns import _natural_key, parse_index_set
+
+_SET_SEGMENT = re.compile(r"^\d+(?:-\d+(?:/\d+)?)?(?:,\d+(?:-\d+(?:/\d+)?)?)*$")
+
+_ZEROS = bytes(1 << 20)
+
+TensorTriple = tuple[str, str, tuple[int, ...]]
+
+
+def expand_name_pattern(pattern: str) -> list[str]:
+    segments = pattern.split(".")
+    choices: list[list[str]] = []
+    for segment in segments:
+        if _SET_SEGMENT.match(segment) and not (
+            len(segment) > 1 and segment.startswith("0") and segment.isdigit()
+        ):
+            choices.append([str(i) for i in parse_index_set(segment)])
+        else:
+            choices.append([segment])
+    return [".".join(combo) for combo in product(*choices)]
+
+
+def load_census(text: str) -> list[TensorTriple]:
+    """Census rows -> (name, dtype, shape) for every tensor; the stated counts are checked."""
+    out: list[TensorTriple] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.rstrip("\n").split("\t")
+        if len(fields) != 4:
+            raise ValueError(f"census line {lineno}: expected 4 tab-separated fields, got {len(fields)}")
+        pattern, count, shape_text, dtype = fields
+        names = expand_name_pattern(pattern)
+        if int(count) != len(names):
+            raise ValueError(
+                f"census line {lineno}: {pattern} expands to {len(names)} names, count says {count}"
+            )
+        shape = tuple(int(d) for d in shape_text.split(",")) if shape_text.strip() else ()
+        dt = dtypes.canonical(dtype.strip())
+        out.extend((name, dt, shape) for name in names)
+    return out
+
+
+@dataclass
+class CommitSpec:
+    """One commit: small files by content, weights by census, split over ``shards`` files."""
+
+    files: dict[str, bytes]
+    tensors: list[TensorTriple] = field(default_factory=list)
+    shards: int = 1
+    folder: str = ""  # weights (and their index) live in this subfolder
+    title: str = "update"
+    date: str = "2026-01-01T00:00:00.000Z"
+    weights_name: str = "model"  # "diffusion_pytorch_model" for diffusers components
+
+
+@dataclass
+class RepoSpec:
+    repo_id: str
+    commits: list[CommitSpec]
+    gated: bool = False
+    private: bool = False
+    tags: dict[str, int] = field(default_factory=dict)  # tag -> commit position
+
+
+@dataclass(frozen=True)
+class VirtualFile:
+    """A file whose first ``len(head)`` bytes are stored and the remaining ``size - len(head)`` are zeros."""
+
+    head: bytes
+    size: int
+    lfs: bool
+
+    @cached_property
+    def etag(self) -> str:
+        return hashlib.sha256(self.head + str(self.size).encode()).hexdigest()
+
+    def read(self, start: int, end: int) -> Iterable[bytes]:
+        """Bytes [start, end) in chunks."""
+        pos = start
+        if pos < len(self.head):
+            chunk = self.head[pos : min(end, len(self.head))]
+            yield chunk
+            pos += len(chunk)
+        while pos < end:
+            n = min(end - pos, len(_ZEROS))
+            yield _ZEROS[:n]
+            pos += n
+
+
+def safetensors_head(tensors: list[TensorTriple]) -> tuple[bytes, int]:
+    """The 8-byte length, the JSON header (space-padded to 8 bytes, as writers do) and the data size."""
+    entries: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, dtype, shape in tensors:
+        elements = 1
+        for d in shape:
+            elements *= d
+        size = dtypes.nbytes(dtype, elements) or elements
+        entries[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    header = json.dumps(entries, separators=(",", ":"), ensure_ascii=False).encode()
+    header += b" " * (-len(header) % 8)
+    return struct.pack("<Q", len(header)) + header, offset
+
+
+def _tensor_bytes(t: TensorTriple) -> int:
+    elements = 1
+    for d in t[2]:
+        elements *= d
+    return dtypes.nbytes(t[1], elements) or elements
+
+
+def materialise(spec: CommitSpec) -> dict[str, VirtualFile]:
+    """The commit's files: small ones as they are, weights as virtual shards plus their index."""
+    files = {path: VirtualFile(content, len(content), False) for path, content in spec.files.items()}
+    if not spec.tensors:
+        return files
+    ordered = sorted(spec.tensors, key=lambda t: _natural_key(t[0]))
+    sizes = [_tensor_bytes(t) for t in ordered]
+    total = sum(sizes)
+    wanted = max(1, min(spec.shards, len(ordered)))
+    groups: list[list[TensorTriple]] = [[] for _ in range(wanted)]
+    cumulative = 0
+    for t, size in zip(ordered, sizes):
+        slot = min(wanted - 1, cumulative * wanted // total) if total else 0
+        groups[slot].append(t)
+        cumulative += size
+    groups = [g for g in groups if g]
+    prefix = f"{spec.folder}/" if spec.folder else ""
+    base = spec.weights_name
+    if len(groups) == 1 and spec.shards == 1:
+        head, data = safetensors_head(groups[0])
+        files[f"{prefix}{base}.safetensors"] = VirtualFile(head, len(head) + data, True)
+        return files
+    weight_map: dict[str, str] = {}
+    n = len(groups)
+    for i, group in enumerate(groups, 1):
+        shard = f"{base}-{i:05d}-of-{n:05d}.safetensors"
+        head, data = safetensors_head(group)
+        files[prefix + shard] = VirtualFile(head, len(head) + data, True)
+        weight_map.update((t[0], shard) for t in group)
+    index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
+    raw = json.dumps(index, indent=2).encode()
+    files[f"{prefix}{base}.safetensors.index.json"] = VirtualFile(raw, len(raw), False)
+    return files
+
+
+def commit_sha(repo_id: str, parent: str, files: dict[str, VirtualFile], title: str) -> str:
+    digest = hashlib.sha1(f"{repo_id}\0{parent}\0{title}".encode())
+    for path in sorted(files):
+        digest.update(f"{path}\0{files[path].etag}\0".encode())
+    return digest.hexdigest()
+
+
+# -- YAML specs --------------------------------------------------------------------------------
+
+
+def load_repo_spec(path: Path) -> RepoSpec:
+    """A repo spec file: files are inline (``json:``/``text:``) or paths relative to the spec."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    base = path.parent
+    commits = []
+    for c in data["commits"]:
+        files: dict[str, bytes] = {}
+        for name, source in (c.get("files") or {}).items():
+            if "path" in source:
+                files[name] = (base / source["path"]).read_bytes()
+            elif "json" in source:
+                files[name] = (json.dumps(source["json"], indent=2) + "\n").encode()
+            else:
+                files[name] = source["text"].encode()
+        tensors: list[TensorTriple] = []
+        for census in c.get("census", []):
+            tensors.extend(load_census((base / census).read_text(encoding="utf-8")))
+        tensors.extend(load_census("\n".join(c.get("tensors", []))))
+        commits.append(
+            CommitSpec(
+                files=files,
+                tensors=tensors,
+                shards=int(c.get("shards", 1)),
+                folder=c.get("folder", ""),
+                title=c.get("title", "update"),
+                date=c.get("date", "2026-01-01T00:00:00.000Z"),
+            )
+        )
+    return RepoSpec(data["repo"], commits, gated=bool(data.get("gated")), private=bool(data.get("private")))
