@@ -6,7 +6,7 @@ real, their payload is zeros generated on demand.
 from __future__ import annotations
 
 from .replica import Fault, HubReplica, LoggedRequest
-from .specs import CommitSpec, RepoSpec, load_census, load_repo_spec
+from .specs import CommitSpec, RepoSpec, load_census, load_repo_spec, write_checkpoint
 
 __all__ = [
     "CommitSpec",
@@ -16,4 +16,5 @@ __all__ = [
     "RepoSpec",
     "load_census",
     "load_repo_spec",
+    "write_checkpoint",
 ]

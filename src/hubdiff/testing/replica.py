@@ -86,7 +86,9 @@ class HubReplica:
     def __init__(self, page_size: int = 1000, tokens: frozenset[str] = frozenset()) -> None:
         self.repos: dict[str, _Repo] = {}
         self.faults: list[Fault] = []
-        self.log: list[LoggedRequest] = []
+        self._log: list[LoggedRequest] = []
+        self._in_flight = 0
+        self._idle = threading.Condition(threading.Lock())
         self.page_size = page_size
         self.tokens = tokens  # tokens that may read gated and private repos
         self._lock = threading.Lock()
@@ -123,10 +125,29 @@ class HubReplica:
             self.faults.append(fault)
         return fault
 
+    @property
+    def log(self) -> list[LoggedRequest]:
+        """The requests answered so far, once every request under way has been answered and logged."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=10)
+        with self._lock:
+            return list(self._log)
+
     def clear(self) -> None:
+        """Forget the faults and the log."""
+        self.log  # noqa: B018 - let requests under way finish first
         with self._lock:
             self.faults.clear()
-            self.log.clear()
+            self._log.clear()
+
+    def _begin(self) -> None:
+        with self._idle:
+            self._in_flight += 1
+
+    def _end(self) -> None:
+        with self._idle:
+            self._in_flight -= 1
+            self._idle.notify_all()
 
     def _take_fault(self, method: str, path: str) -> Fault | None:
         with self._lock:
@@ -138,7 +159,7 @@ class HubReplica:
 
     def _record(self, entry: LoggedRequest) -> None:
         with self._lock:
-            self.log.append(entry)
+            self._log.append(entry)
 
     # -- server --------------------------------------------------------------------------------
     @property
@@ -258,6 +279,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:
+        self.hub._begin()
+        try:
+            self._answer()
+        finally:
+            self.hub._end()
+
+    def _answer(self) -> None:
         self._fault = self.hub._take_fault(self.command, self.path)
         if self._fault is not None:
             if self._fault.delay_s:

@@ -76,6 +76,7 @@ class CommitSpec:
     title: str = "update"
     date: str = "2026-01-01T00:00:00.000Z"
     weights_name: str = "model"  # "diffusion_pytorch_model" for diffusers components
+    weight_map: dict[str, str] | None = None  # tensor -> shard file, to copy a real index's split
 
 
 @dataclass
@@ -141,6 +142,13 @@ def materialise(spec: CommitSpec) -> dict[str, VirtualFile]:
     if not spec.tensors:
         return files
     ordered = sorted(spec.tensors, key=lambda t: _natural_key(t[0]))
+    prefix = f"{spec.folder}/" if spec.folder else ""
+    base = spec.weights_name
+    if spec.weight_map is not None:
+        by_shard: dict[str, list[TensorTriple]] = {}
+        for t in ordered:
+            by_shard.setdefault(spec.weight_map[t[0]], []).append(t)
+        return files | _sharded(by_shard, prefix, base)
     sizes = [_tensor_bytes(t) for t in ordered]
     total = sum(sizes)
     wanted = max(1, min(spec.shards, len(ordered)))
@@ -151,19 +159,25 @@ def materialise(spec: CommitSpec) -> dict[str, VirtualFile]:
         groups[slot].append(t)
         cumulative += size
     groups = [g for g in groups if g]
-    prefix = f"{spec.folder}/" if spec.folder else ""
-    base = spec.weights_name
     if len(groups) == 1 and spec.shards == 1:
         head, data = safetensors_head(groups[0])
         files[f"{prefix}{base}.safetensors"] = VirtualFile(head, len(head) + data, True)
         return files
-    weight_map: dict[str, str] = {}
     n = len(groups)
-    for i, group in enumerate(groups, 1):
-        shard = f"{base}-{i:05d}-of-{n:05d}.safetensors"
+    return files | _sharded(
+        {f"{base}-{i:05d}-of-{n:05d}.safetensors": g for i, g in enumerate(groups, 1)}, prefix, base
+    )
+
+
+def _sharded(by_shard: dict[str, list[TensorTriple]], prefix: str, base: str) -> dict[str, VirtualFile]:
+    files: dict[str, VirtualFile] = {}
+    weight_map: dict[str, str] = {}
+    total = 0
+    for shard, group in by_shard.items():
         head, data = safetensors_head(group)
         files[prefix + shard] = VirtualFile(head, len(head) + data, True)
         weight_map.update((t[0], shard) for t in group)
+        total += data
     index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
     raw = json.dumps(index, indent=2).encode()
     files[f"{prefix}{base}.safetensors.index.json"] = VirtualFile(raw, len(raw), False)
@@ -209,3 +223,15 @@ def load_repo_spec(path: Path) -> RepoSpec:
             )
         )
     return RepoSpec(data["repo"], commits, gated=bool(data.get("gated")), private=bool(data.get("private")))
+
+
+def write_checkpoint(folder: Path, spec: CommitSpec) -> dict[str, VirtualFile]:
+    """Write a commit to disk as a real checkpoint folder; the payload of each shard is a sparse hole."""
+    written = materialise(spec)
+    for path, f in written.items():
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("wb") as fh:
+            fh.write(f.head)
+            fh.truncate(f.size)
+    return written

@@ -1,0 +1,66 @@
+"""Shared fixtures. The environment is fixed before anything imports huggingface_hub (it reads it once)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
+os.environ["HF_HUB_DISABLE_XET"] = "1"
+os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+os.environ["NO_PROXY"] = "127.0.0.1,localhost"
+os.environ["no_proxy"] = "127.0.0.1,localhost"
+os.environ.pop("HF_TOKEN", None)
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hubdiff-test-hf-home-")
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # a closed port: nothing may fall back to the real Hub
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hubdiff._source import HubSettings
+from hubdiff._source.cache import SnapshotCache
+from hubdiff._source.hub import HubReader
+from hubdiff.testing import HubReplica
+from hubdiff.testing.example import example_hub as _example_hub
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def example_hub() -> Iterator[HubReplica]:
+    hub = _example_hub()
+    yield hub
+    hub.stop()
+
+
+@pytest.fixture
+def hub() -> Iterator[HubReplica]:
+    with HubReplica(tokens=frozenset({"hf_reader"})) as replica:
+        yield replica
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> SnapshotCache:
+    return SnapshotCache(tmp_path / "cache")
+
+
+def fast_settings(endpoint: str, **overrides: object) -> HubSettings:
+    """Retries that wait milliseconds, so fault tests stay fast."""
+    values: dict[str, object] = {
+        "endpoint": endpoint,
+        "token": None,
+        "timeout_s": 2.0,
+        "retries": 2,
+        "backoff_s": 0.01,
+        "max_wait_s": 2.0,
+        "workers": 4,
+    }
+    values.update(overrides)
+    return HubSettings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def reader(hub: HubReplica, cache: SnapshotCache) -> HubReader:
+    return HubReader(fast_settings(hub.endpoint), cache)

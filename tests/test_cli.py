@@ -1,0 +1,65 @@
+"""The CLI as a user runs it: a real process, real arguments, real exit codes."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from hubdiff.testing import CommitSpec, RepoSpec, load_census, write_checkpoint
+
+from .conftest import DATA
+
+
+def hubdiff(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "hubdiff", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+def test_snapshot_of_a_local_folder(tmp_path):
+    census = DATA / "Qwen3-VL-30B-A3B-Instruct" / "tensor_census.tsv"
+    write_checkpoint(tmp_path, CommitSpec({"config.json": b"{}"}, load_census(census.read_text()), shards=13))
+    result = hubdiff("snapshot", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "tensors: 882 in " in result.stdout
+    assert re.search(
+        r"model\.language_model\.layers\.\{0-47\}\.mlp\.experts\.gate_up_proj\s+BF16\s+"
+        r"\[128, 2048, 1536\]\s+×48\n",
+        result.stdout,
+    )
+    as_json = json.loads(hubdiff("snapshot", str(tmp_path), "--json").stdout)
+    assert len(as_json["tensors"]) == 882 and as_json["format"] == 1
+
+
+def test_snapshot_over_the_replica_then_offline(hub, tmp_path):
+    tensors = [(f"model.layers.{i}.w", "BF16", (4, 4)) for i in range(3)]
+    sha = hub.add(RepoSpec("org/m", [CommitSpec({"config.json": b'{"x": 1}'}, tensors)]))[0]
+    env = {"HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
+    online = hubdiff("snapshot", "org/m@main", env=env)
+    assert online.returncode == 0, online.stderr
+    assert f"org/m @ main -> {sha}" in online.stdout
+    assert re.search(r"model\.layers\.\{0-2\}\.w\s+BF16\s+\[4, 4\]\s+×3\n", online.stdout)
+    hub.stop()
+    offline = hubdiff("snapshot", "org/m", "--offline", env=env)
+    assert offline.returncode == 0 and offline.stdout == online.stdout
+    missing = hubdiff("snapshot", "org/other", "--offline", env=env)
+    assert missing.returncode == 3
+    assert missing.stderr.startswith("hubdiff: org/other@main: offline: no cached sha")
+
+
+def test_usage_errors_exit_2_and_help_explains():
+    assert hubdiff("snapshot", "not a repo!").returncode == 2
+    helped = hubdiff("--help")
+    assert helped.returncode == 0 and "exit codes:" in helped.stdout and "snapshot" in helped.stdout
+
+
+def test_demo_runs_on_the_embedded_example(tmp_path):
+    result = hubdiff("demo", "--output-dir", str(tmp_path / "reports"))
+    assert result.returncode == 0, result.stderr
+    assert "zai-org/GLM-5.3-Flash @ main" in result.stdout
+    assert "language_model.model.layers.{3-43/4}.self_attn.kv_a_proj_with_mqa.weight" in result.stdout

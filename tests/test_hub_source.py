@@ -1,0 +1,151 @@
+"""Snapshots over the replica through the real huggingface_hub client."""
+
+import json
+import time
+
+import pytest
+
+from hubdiff._source.hub import HubReader
+from hubdiff._source.local import load_local
+from hubdiff.errors import SourceError
+from hubdiff.testing import CommitSpec, Fault, RepoSpec, load_census, write_checkpoint
+
+from .conftest import DATA, fast_settings
+
+QWEN_VL = DATA / "Qwen3-VL-30B-A3B-Instruct"
+
+
+def qwen_repo(repo_id="Qwen/VL", shards=13):
+    tensors = load_census((QWEN_VL / "tensor_census.tsv").read_text())
+    return RepoSpec(
+        repo_id, [CommitSpec({"config.json": (QWEN_VL / "config.json").read_bytes()}, tensors, shards)]
+    )
+
+
+def test_hub_snapshot_equals_local_copy_and_reads_only_headers(hub, reader, tmp_path):
+    spec = qwen_repo()
+    sha = hub.add(spec)[0]
+    snapshot = reader.snapshot("Qwen/VL")
+    assert snapshot.sha == sha and snapshot.revision == "main"
+    assert snapshot.commit_date == "2026-01-01T00:00:00Z"
+    assert len(snapshot.tensors) == 882
+    assert sum(snapshot.parameters_by_dtype().values()) == 31_070_754_032
+    local = load_local(str(write_checkpoint(tmp_path / "copy", spec.commits[0]) and tmp_path / "copy"))
+    assert [t[:3] for t in snapshot.tensors] == [t[:3] for t in local.tensors]
+    assert snapshot.config == local.config
+    # the log: one model_info, config, index, and for each shard only bytes of its header
+    commit = hub.repos["Qwen/VL"].commits[sha]
+    header_bytes = {path: len(f.head) for path, f in commit.files.items() if path.endswith(".safetensors")}
+    small = {path: f.size for path, f in commit.files.items() if path.endswith(".json")}
+    ranged = [e for e in hub.log if e.path.endswith(".safetensors")]
+    for e in ranged:
+        _, end = (int(x) for x in e.range.removeprefix("bytes=").split("-"))
+        assert end < header_bytes[e.path.split("/")[-1]], e
+    assert sum(e.bytes_sent for e in ranged) == sum(header_bytes.values())
+    files_sent = sum(e.bytes_sent for e in hub.log if not e.path.startswith("/api/"))
+    assert files_sent == sum(header_bytes.values()) + sum(small.values())
+    assert len(ranged) <= 2 * len(header_bytes)
+
+
+def test_second_run_on_same_sha_costs_one_request_and_a_sha_costs_none(hub, reader, cache):
+    sha = hub.add(qwen_repo())[0]
+    first = reader.snapshot("Qwen/VL")
+    hub.clear()
+    again = reader.snapshot("Qwen/VL")
+    assert again == first
+    assert [e.path.split("?")[0] for e in hub.log] == ["/api/models/Qwen/VL/revision/main"]
+    hub.clear()
+    assert reader.snapshot("Qwen/VL", sha).tensors == first.tensors
+    assert hub.log == []
+    offline = HubReader(fast_settings("http://127.0.0.1:9"), cache).snapshot("Qwen/VL", "main", offline=True)
+    assert offline.sha == sha and offline.tensors == first.tensors
+
+
+def test_offline_says_what_is_missing(cache):
+    reader = HubReader(fast_settings("http://127.0.0.1:9"), cache)
+    with pytest.raises(SourceError, match=r"Qwen/VL@main: offline: no cached sha for this revision"):
+        reader.snapshot("Qwen/VL", "main", offline=True)
+    with pytest.raises(SourceError, match=r"offline: snapshot of commit a{40} is not in the cache"):
+        reader.snapshot("Qwen/VL", "a" * 40, offline=True)
+
+
+def test_revisions_tags_and_pull_requests_pin_to_one_sha(hub, reader):
+    spec = qwen_repo()
+    spec.tags = {"v1.0": 0}
+    first = hub.add(spec)[0]
+    tensors = [(f"w.{i}", "F16", (2,)) for i in range(3)]
+    pr_sha = hub.push("Qwen/VL", CommitSpec({"config.json": b'{"pr": 1}'}, tensors), pr=1)
+    snap = reader.snapshot("Qwen/VL", "refs/pr/1")
+    assert snap.sha == pr_sha and snap.config == {"pr": 1} and len(snap.tensors) == 3
+    assert all(pr_sha in e.path for e in hub.log if "/resolve/" in e.path)
+    assert reader.snapshot("Qwen/VL", "v1.0").sha == first
+
+
+def test_single_file_and_subfolder_layouts(hub, reader):
+    tensors = [(f"blocks.{i}.w", "BF16", (8, 8)) for i in range(4)]
+    hub.add(RepoSpec("org/single", [CommitSpec({"config.json": b"{}"}, tensors, shards=1)]))
+    single = reader.snapshot("org/single")
+    assert {t.file for t in single.tensors} == {"model.safetensors"}
+    files = {
+        "model_index.json": b'{"_class_name": "FluxPipeline"}',
+        "transformer/config.json": b'{"num_layers": 4}',
+    }
+    commit = CommitSpec(
+        files, tensors, shards=2, folder="transformer", weights_name="diffusion_pytorch_model"
+    )
+    hub.add(RepoSpec("org/diffusers", [commit]))
+    sub = reader.snapshot("org/diffusers")
+    assert sub.config == {"_class_name": "FluxPipeline"}
+    assert {t.file for t in sub.tensors} == {
+        "transformer/diffusion_pytorch_model-00001-of-00002.safetensors",
+        "transformer/diffusion_pytorch_model-00002-of-00002.safetensors",
+    }
+    assert [t.name for t in sub.tensors] == [f"blocks.{i}.w" for i in range(4)]
+
+
+def test_two_hundred_thousand_tensors_in_160_shards(hub, reader):
+    tensors = [
+        (f"model.layers.{layer}.mlp.experts.{e}.{w}.weight", "BF16", (16, 8))
+        for layer in range(65)
+        for e in range(1024)
+        for w in ("gate_proj", "up_proj", "down_proj")
+    ]
+    hub.add(RepoSpec("big/moe", [CommitSpec({"config.json": b"{}"}, tensors, shards=160)]))
+    start = time.perf_counter()
+    snapshot = reader.snapshot("big/moe")
+    elapsed = time.perf_counter() - start
+    assert len(snapshot.tensors) == 199_680
+    assert len({t.file for t in snapshot.tensors}) == 160
+    assert [p.name for p in snapshot.patterns] == [
+        "model.layers.{0-64}.mlp.experts.{0-1023}.down_proj.weight",
+        "model.layers.{0-64}.mlp.experts.{0-1023}.gate_proj.weight",
+        "model.layers.{0-64}.mlp.experts.{0-1023}.up_proj.weight",
+    ]
+    assert sum(1 for e in hub.log if e.path.endswith(".safetensors")) <= 320
+    print(f"199,680 tensors / 160 shards: {elapsed:.2f} s")  # measured in bench/, not asserted
+
+
+def test_a_failed_run_leaves_the_cache_as_it_was(hub, reader, cache):
+    hub.add(qwen_repo())
+    hub.add_fault(Fault("model-00005-of-00013.safetensors", status=500))
+    with pytest.raises(SourceError, match=r"model-00005-of-00013\.safetensors: HTTP 500 after 3 attempts"):
+        reader.snapshot("Qwen/VL")
+    assert not cache.root.exists() or not any(cache.root.rglob("*.json"))
+
+
+def test_index_json_is_cached_nowhere_else(hub, reader, tmp_path, monkeypatch):
+    """The HF cache is not written: hubdiff reads files by range into memory, its own cache holds the result."""
+    import os
+
+    hub.add(qwen_repo())
+    reader.snapshot("Qwen/VL")
+    hf_home = os.environ["HF_HOME"]
+    assert not any(p.name.endswith(".index.json") for p in __import__("pathlib").Path(hf_home).rglob("*"))
+
+
+def test_json_form_round_trips(hub, reader):
+    hub.add(qwen_repo())
+    snapshot = reader.snapshot("Qwen/VL")
+    from hubdiff.snapshot import Snapshot
+
+    assert Snapshot.from_json(json.loads(snapshot.dumps())) == snapshot
