@@ -138,6 +138,8 @@ def write_raw(folder: Path, header: bytes | dict, data_size: int = 0, prefix: by
         ({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 0]}}, 0, None, "invalid shape"),
         ({"a": "x"}, 0, None, "is not an object"),
     ],
+    ids=["list", "not-json", "huge-length", "length-past-file", "overlap", "past-end", "size-mismatch",
+         "bad-shape", "entry-not-object"],
 )
 def test_hostile_headers_get_one_clear_line(tmp_path, header, data_size, prefix, problem):
     folder = write_raw(tmp_path / "ckpt", header, data_size, prefix)
