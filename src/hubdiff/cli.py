@@ -53,6 +53,30 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     return errors.EXIT_OK
 
 
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from ._metrics import MetricsOptions, compute_metrics
+    from ._render.text import metrics_text
+
+    options = MetricsOptions(
+        profile=args.profile,
+        kv_dtype=args.kv_dtype,
+        context=args.context,
+        count_mtp=args.count_mtp,
+        indexer_pooling=args.indexer_pooling,
+        config_only=args.config_only,
+    )
+    snapshot = sources_from(args).open(parse_source(args.source), headers=not args.config_only)
+    try:
+        metrics = compute_metrics(snapshot, options)
+    except ValueError as exc:
+        raise errors.UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(metrics.to_json(), indent=1))
+    else:
+        print(metrics_text(metrics), end="")
+    return errors.EXIT_OK
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
@@ -84,6 +108,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the snapshot as stable JSON")
     _common(p)
     p.set_defaults(func=cmd_snapshot)
+
+    p = sub.add_parser(
+        "metrics",
+        help="what a revision means: parameters by component, active parameters, layers, KV cache and state",
+        description=(
+            "Derived metrics from config keys and tensor names and shapes, each with its assumptions. Without "
+            "safetensors headers (or with --config-only) parameters are estimated from config.json."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("source", help=SOURCE_HELP)
+    p.add_argument("--json", action="store_true", help="stable JSON (documented in the README)")
+    p.add_argument(
+        "--context", type=int, help="tokens for the memory figure (default: max_position_embeddings)"
+    )
+    p.add_argument("--kv-dtype", help="KV cache dtype: bf16, fp16, fp8, fp32 (default: the model dtype)")
+    p.add_argument(
+        "--profile",
+        default="naive",
+        choices=["naive", "vllm"],
+        help="naive: elements x dtype bytes; vllm: vLLM's layouts with scales (default naive)",
+    )
+    p.add_argument("--count-mtp", action="store_true", help="count MTP layers in the KV cache")
+    p.add_argument(
+        "--indexer-pooling",
+        default="auto",
+        choices=["auto", "stored", "scan"],
+        help="whether index_kpool shrinks the stored indexer keys or only the scan "
+        "(auto: as index_kpool_compress says)",
+    )
+    p.add_argument("--config-only", action="store_true", help="estimate from config.json; read no headers")
+    _common(p)
+    p.set_defaults(func=cmd_metrics)
 
     p = sub.add_parser(
         "demo",

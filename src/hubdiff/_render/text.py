@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .._metrics import Metrics
 from ..patterns import Pattern
 from ..snapshot import Snapshot
-from ..units import human_bytes, human_count
+from ..units import gib, human_bytes, human_count
 
 
 def table(rows: Sequence[Sequence[str]], align: str = "") -> str:
@@ -46,3 +47,90 @@ def snapshot_text(snapshot: Snapshot) -> str:
     by_dtype = table([[d, f"{n:,}", human_count(n)] for d, n in params.items()], "lrr")
     patterns = table([["pattern", "dtype", "shape", "count"], *pattern_rows(snapshot.patterns)], "lllr")
     return "\n".join(head) + "\n\nelements by dtype\n" + by_dtype + "\n\n" + patterns + "\n"
+
+
+def metrics_text(metrics: Metrics) -> str:
+    j = metrics.to_json()
+    p, layers, kv = j["params"], j["layers"], metrics.kv
+    e = p["experts"]
+    basis = "from safetensors headers" if metrics.basis == "headers" else "estimated from config.json"
+    lines = [f"{metrics.source} ({basis})", ""]
+    lines.append(
+        f"parameters  {human_count(p['total'])} total, {human_count(p['main'])} without MTP; active per token "
+        f"{human_count(p['active'])} ({human_count(p['active_without_embeddings'])} without embeddings, "
+        f"{human_count(p['active_without_embeddings_and_head'])} without embeddings and head)"
+    )
+    rows = [["component", "parameters", ""]]
+    rows += [[c, f"{n:,}", human_count(n)] for c, n in p["by_component"].items()]
+    if p["quantization_scales"]["elements"]:
+        scales = p["quantization_scales"]
+        rows.append(["(quantization scales)", f"{scales['elements']:,}", f"{human_bytes(scales['bytes'])}"])
+    lines += ["  " + line for line in table(rows, "lrr").splitlines()]
+    if e["moe_layers"]:
+        shared = (
+            f" + {e['shared_per_layer']} shared ({human_count(e['params_per_shared_expert'])})"
+            if e["shared_per_layer"]
+            else ""
+        )
+        lines.append(
+            f"experts     {e['routed_per_layer']} routed per layer ({human_count(e['params_per_routed_expert'])} each,"
+            f" top-{e['experts_per_token']}){shared} in {e['moe_layers']} MoE layers"
+        )
+    attention = ", ".join(f"{k} {v}" for k, v in layers["attention"].items())
+    mlp = ", ".join(f"{k} {v}" for k, v in layers["mlp"].items())
+    lines.append(
+        f"layers      {layers['count']}"
+        + (f" (+{layers['mtp']} MTP)" if layers["mtp"] else "")
+        + f": attention {attention}; mlp {mlp}"
+    )
+    idx = layers["indexer"]
+    if idx["own"] or idx["shared"]:
+        lines.append(
+            f"indexer     runs in {idx['own']} layers, {idx['shared']} reuse it; indexer tensors in "
+            f"{idx['layers_with_indexer_tensors']} layers"
+        )
+    lines.append("")
+    lines.append(
+        f"KV cache    {kv.bytes_per_token:,} bytes per token ({human_bytes(kv.bytes_per_token)}),"
+        f" profile {kv.profile}, {kv.kv_dtype}"
+    )
+    group_rows = [
+        [
+            g.name,
+            f"{g.layers} layers",
+            f"x {g.bytes_per_layer:g} B",
+            f"= {g.bytes_per_token:,.0f} B",
+            g.formula,
+        ]
+        for g in kv.groups
+    ]
+    group_rows += [
+        [
+            s.name,
+            f"{s.layers} layers",
+            f"x {s.bytes_per_layer:,} B",
+            f"= {s.bytes_per_sequence:,} B/seq",
+            s.formula,
+        ]
+        for s in kv.states
+    ]
+    if group_rows:
+        lines += ["  " + line for line in table(group_rows, "lrrrl").splitlines()]
+    if kv.states:
+        lines.append(
+            f"state       {kv.state_bytes_per_sequence:,} bytes per sequence "
+            f"({human_bytes(kv.state_bytes_per_sequence, 2)})"
+        )
+    at = kv.bytes_at_context
+    lines.append(
+        f"at {kv.context_tokens:,} tokens: {at:,} bytes = {human_bytes(at)} = {gib(at)}"
+        + (" (state included)" if kv.states else "")
+    )
+    lines.append("")
+    lines.append("assumptions: " + "; ".join([*metrics.assumptions, *kv.assumptions]))
+    if metrics.checks:
+        lines.append("config vs tensors:")
+        lines += [f"  - {c}" for c in metrics.checks]
+    elif metrics.basis == "headers":
+        lines.append("config vs tensors: consistent")
+    return "\n".join(lines) + "\n"

@@ -43,6 +43,7 @@ from .layout import (
     MAX_CONFIG_BYTES,
     MAX_INDEX_BYTES,
     LayoutProblem,
+    WeightLayout,
     choose_layout,
     parse_index,
     parse_json_object,
@@ -196,9 +197,15 @@ class HubReader:
             raise SourceError(repo, sha, path, str(exc)) from None
 
     # -- the snapshot --------------------------------------------------------------------------
-    def snapshot(self, repo: str, revision: str = "main", offline: bool = False) -> Snapshot:
+    def snapshot(
+        self, repo: str, revision: str = "main", offline: bool = False, headers: bool = True
+    ) -> Snapshot:
+        """``headers=False`` reads config and file list only; such a snapshot is never cached."""
         if offline:
             return self._offline(repo, revision)
+        if not headers:
+            info = self.resolve(repo, revision)
+            return self._fetch(repo, revision, info.sha, info, headers=False)
         cache = self.cache
         if cache is not None and _is_sha(revision):
             cached = cache.load(repo, revision)
@@ -243,12 +250,12 @@ class HubReader:
             )
         return _with_revision(cached, revision)
 
-    def _fetch(self, repo: str, revision: str, sha: str, info: Any) -> Snapshot:
+    def _fetch(self, repo: str, revision: str, sha: str, info: Any, headers: bool = True) -> Snapshot:
         siblings = {s.rfilename: s.size for s in (info.siblings or [])}
         listing = set(siblings)
         layout = choose_layout(listing)
-        if not layout.components:
-            raise SourceError(repo, revision, None, "no safetensors weights in the repo")
+        if not headers:
+            layout = WeightLayout(())
         try:
             config_file = _config_file(listing, layout)
             config = parse_json_object(

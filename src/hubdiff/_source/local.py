@@ -14,6 +14,7 @@ from .layout import (
     MAX_CONFIG_BYTES,
     MAX_INDEX_BYTES,
     LayoutProblem,
+    WeightLayout,
     choose_layout,
     parse_index,
     parse_json_object,
@@ -42,13 +43,13 @@ def read_header(path: Path, file: str, size: int) -> ParsedHeader:
         return parse_header(fh.read(length), file, size)
 
 
-def load_local(folder: str) -> Snapshot:
+def load_local(folder: str, headers: bool = True) -> Snapshot:
     root = Path(folder)
     where = str(folder)
     if not root.is_dir():
         raise SourceError(where, None, None, "no such folder")
     sizes = _listing(root)
-    layout = choose_layout(sizes)
+    layout = choose_layout(sizes) if headers else WeightLayout(())
     config_file = "config.json"
     if config_file not in sizes and len(layout.components) == 1 and layout.components[0].folder:
         config_file = f"{layout.components[0].folder}/config.json"

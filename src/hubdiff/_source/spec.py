@@ -68,11 +68,13 @@ class Sources:
     cache: SnapshotCache
     offline: bool = False
 
-    def open(self, spec: SourceSpec) -> Snapshot:
+    def open(self, spec: SourceSpec, headers: bool = True) -> Snapshot:
+        """The snapshot of ``spec``; with ``headers=False`` only config and file list (never cached)."""
         if spec.kind == "local":
             from .local import load_local
 
-            return load_local(spec.target)
+            return load_local(spec.target, headers=headers)
         from .hub import HubReader
 
-        return HubReader(self.settings, self.cache).snapshot(spec.target, spec.revision, offline=self.offline)
+        reader = HubReader(self.settings, self.cache)
+        return reader.snapshot(spec.target, spec.revision, offline=self.offline, headers=headers)

@@ -1,0 +1,281 @@
+"""Metrics: what a snapshot means. Parameters by component, active parameters, the layer census, KV
+cache and recurrent state, and the checks of config against tensors.
+
+Everything is derived from config keys and tensor names and shapes; when there are no headers, from
+the tensors the config implies (``estimate``), with that basis stated.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..patterns import format_index_set
+from ..snapshot import Snapshot
+from .components import ParamReport, count_parameters
+from .config import ArchConfig
+from .estimate import ASSUMPTIONS as ESTIMATE_ASSUMPTIONS
+from .estimate import synthesize
+from .kv import KVReport, kv_report
+from .layers import LINEAR_KINDS, LayerInfo, attention_counts, layer_census
+
+METRICS_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class MetricsOptions:
+    profile: str = "naive"
+    kv_dtype: str | None = None  # default: the model dtype
+    context: int | None = None  # default: max_position_embeddings
+    count_mtp: bool = False
+    indexer_pooling: str = "auto"  # "auto" (as index_kpool_compress says), "stored" or "scan"
+    config_only: bool = False
+
+
+@dataclass(frozen=True)
+class Check:
+    """A disagreement between what the config says and what the tensors show."""
+
+    subject: str
+    config_value: str
+    tensor_value: str
+
+    def __str__(self) -> str:
+        return f"{self.subject}: config says {self.config_value}, tensors show {self.tensor_value}"
+
+
+@dataclass(frozen=True)
+class Metrics:
+    source: str
+    basis: str  # "headers" or "config"
+    cfg: ArchConfig
+    params: ParamReport
+    layers: tuple[LayerInfo, ...]
+    kv: KVReport
+    checks: tuple[Check, ...] = ()
+    estimate: ParamReport | None = None  # config-only counts, when headers were read too
+    assumptions: tuple[str, ...] = field(default=())
+
+    # -- derived figures ----------------------------------------------------------------------
+    @property
+    def top_k(self) -> int:
+        return self.cfg.experts_per_token or 0
+
+    def _component(self, name: str) -> int:
+        return self.params.by_component.get(name, 0)
+
+    @property
+    def main_params(self) -> int:
+        """Everything but the MTP layers."""
+        return self.params.total - self._component("mtp")
+
+    @property
+    def routed_expert_params(self) -> int:
+        """Parameters of one routed expert (the most common value across MoE layers)."""
+        per = Counter(
+            self.params.routed_by_layer[layer] // n
+            for layer, n in self.params.experts_by_layer.items()
+            if n and layer in self.params.routed_by_layer
+        )
+        return per.most_common(1)[0][0] if per else 0
+
+    @property
+    def active_params(self) -> int:
+        """Per text token: all but the vision side, MTP and the routed experts not chosen (top-k per MoE layer)."""
+        p = self.params
+        active = p.total - sum(self._component(c) for c in ("vision_tower", "multimodal_projector", "mtp"))
+        for layer, routed in p.routed_by_layer.items():
+            n = p.experts_by_layer.get(layer) or 0
+            if n:
+                active -= routed - min(self.top_k, n) * (routed // n)
+        return active
+
+    @property
+    def active_without_embeddings(self) -> int:
+        return self.active_params - self._component("embeddings")
+
+    @property
+    def active_without_embeddings_and_head(self) -> int:
+        return self.active_without_embeddings - self._component("output_head")
+
+    @property
+    def experts(self) -> dict[str, int]:
+        p = self.params
+        moe_layers = len(p.routed_by_layer)
+        counts = Counter(p.experts_by_layer.values())
+        shared = self._component("shared_experts")
+        n_shared = self.cfg.num_shared_experts or (1 if shared else 0)
+        return {
+            "moe_layers": moe_layers,
+            "routed_per_layer": counts.most_common(1)[0][0] if counts else 0,
+            "params_per_routed_expert": self.routed_expert_params,
+            "experts_per_token": self.top_k,
+            "shared_per_layer": n_shared if shared else 0,
+            "params_per_shared_expert": shared // (moe_layers * n_shared) if shared and moe_layers else 0,
+        }
+
+    def attention_layers(self) -> dict[str, int]:
+        return attention_counts(list(self.layers))
+
+    def indexer_summary(self) -> dict[str, int]:
+        main = [x for x in self.layers if not x.mtp and x.attention == "dsa"]
+        tensor_layers = self.params.layer_features.get("indexer", set())
+        return {
+            "own": sum(1 for x in main if x.indexer == "own"),
+            "shared": sum(1 for x in main if x.indexer == "shared"),
+            "layers_with_indexer_tensors": len(tensor_layers),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        kv = self.kv
+        return {
+            "format": METRICS_FORMAT,
+            "source": self.source,
+            "basis": self.basis,
+            "params": {
+                "total": self.params.total,
+                "main": self.main_params,
+                "active": self.active_params,
+                "active_without_embeddings": self.active_without_embeddings,
+                "active_without_embeddings_and_head": self.active_without_embeddings_and_head,
+                "by_component": self.params.by_component,
+                "by_dtype": self.params.by_dtype,
+                "quantization_scales": {
+                    "elements": self.params.scale_elements,
+                    "bytes": self.params.scale_bytes,
+                },
+                "mtp_embedding_copies": self.params.mtp_embedding_copies,
+                "experts": self.experts,
+            },
+            "layers": {
+                "count": sum(1 for x in self.layers if not x.mtp),
+                "mtp": sum(1 for x in self.layers if x.mtp),
+                "attention": self.attention_layers(),
+                "mlp": dict(sorted(Counter(x.mlp for x in self.layers if not x.mtp).items())),
+                "indexer": self.indexer_summary(),
+                "per_layer": [
+                    {k: v for k, v in vars(x).items() if v is not None and v is not False}
+                    for x in self.layers
+                ],
+            },
+            "kv": {
+                "profile": kv.profile,
+                "kv_dtype": kv.kv_dtype,
+                "bytes_per_token": kv.bytes_per_token,
+                "window_bytes_per_token": kv.window_bytes_per_token,
+                "state_bytes_per_sequence": kv.state_bytes_per_sequence,
+                "context_tokens": kv.context_tokens,
+                "bytes_at_context": kv.bytes_at_context,
+                "groups": [
+                    {
+                        "name": g.name,
+                        "layers": g.layers,
+                        "bytes_per_layer": g.bytes_per_layer,
+                        "bytes_per_token": g.bytes_per_token,
+                        "formula": g.formula,
+                        "window_tokens": g.window_tokens,
+                    }
+                    for g in kv.groups
+                ],
+                "states": [
+                    {
+                        "name": s.name,
+                        "layers": s.layers,
+                        "bytes_per_layer": s.bytes_per_layer,
+                        "bytes_per_sequence": s.bytes_per_sequence,
+                        "dtype": s.dtype,
+                        "formula": s.formula,
+                    }
+                    for s in kv.states
+                ],
+                "assumptions": list(kv.assumptions),
+            },
+            "assumptions": list(self.assumptions),
+            "checks": [
+                {"subject": c.subject, "config": c.config_value, "tensors": c.tensor_value}
+                for c in self.checks
+            ],
+        }
+
+
+def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions()) -> Metrics:
+    cfg = ArchConfig(snapshot.config)
+    layers = layer_census(cfg)
+    kv = kv_report(
+        cfg,
+        layers,
+        profile=options.profile,
+        kv_dtype=options.kv_dtype,
+        context=options.context,
+        count_mtp=options.count_mtp,
+        indexer_pooling=options.indexer_pooling,
+    )
+    estimate = count_parameters(synthesize(cfg, layers), cfg, layers)
+    if options.config_only or not snapshot.tensors:
+        return Metrics(
+            snapshot.label,
+            "config",
+            cfg,
+            estimate,
+            tuple(layers),
+            kv,
+            (),
+            None,
+            ("parameters estimated from config.json alone", *ESTIMATE_ASSUMPTIONS),
+        )
+    params = count_parameters(((t.name, t.dtype, t.shape) for t in snapshot.tensors), cfg, layers)
+    checks = tuple(_checks(cfg, layers, params, estimate))
+    assumptions = ("parameters counted from safetensors headers; quantization scales counted apart",)
+    return Metrics(snapshot.label, "headers", cfg, params, tuple(layers), kv, checks, estimate, assumptions)
+
+
+def _layers_text(layers: set[int]) -> str:
+    return f"{len(layers)} layers ({format_index_set(layers)})" if layers else "no layers"
+
+
+def _checks(
+    cfg: ArchConfig, layers: list[LayerInfo], real: ParamReport, estimate: ParamReport
+) -> list[Check]:
+    out: list[Check] = []
+    main = [x for x in layers if not x.mtp]
+    mtp = {x.index for x in layers if x.mtp}
+    features = real.layer_features
+
+    def compare(subject: str, expected: set[int], feature: str) -> None:
+        seen = features.get(feature, set()) - mtp
+        if expected != seen:
+            out.append(Check(subject, _layers_text(expected), _layers_text(seen)))
+
+    compare("DSA indexer", {x.index for x in main if x.attention == "dsa" and x.indexer == "own"}, "indexer")
+    compare("linear attention", {x.index for x in main if x.attention in LINEAR_KINDS}, "linear_attention")
+    if cfg.num_experts:
+        compare("routed experts", {x.index for x in main if x.mlp == "moe"}, "experts")
+        counts = {n for layer, n in real.experts_by_layer.items() if layer not in mtp}
+        if counts and counts != {cfg.num_experts}:
+            out.append(
+                Check(
+                    "routed experts per layer",
+                    str(cfg.num_experts),
+                    ", ".join(str(c) for c in sorted(counts)),
+                )
+            )
+    if cfg.is_mla and real.kv_a_rows:
+        expected = (cfg.number("kv_lora_rank", default=0) or 0) + (
+            cfg.number("qk_rope_head_dim", default=0) or 0
+        )
+        if real.kv_a_rows != {expected}:
+            out.append(
+                Check(
+                    "kv_lora_rank + qk_rope_head_dim vs rows of kv_a_proj_with_mqa",
+                    str(expected),
+                    ", ".join(str(r) for r in sorted(real.kv_a_rows)),
+                )
+            )
+    for component in sorted(set(real.by_component) | set(estimate.by_component)):
+        if component in ("mtp", "other"):
+            continue
+        a, b = real.by_component.get(component, 0), estimate.by_component.get(component, 0)
+        if abs(a - b) > max(1_000_000, 0.005 * max(a, b)):
+            out.append(Check(f"{component} parameters", f"{b:,}", f"{a:,}"))
+    return out

@@ -1,0 +1,299 @@
+"""KV cache per token and recurrent state per sequence, split as serving engines split them.
+
+Two profiles:
+
+- ``naive``: stored elements x the KV dtype's bytes, nothing else (the arithmetic of a published
+  header-level analysis). MLA stores ``kv_lora_rank + qk_rope_head_dim`` per layer; full attention
+  ``2 x kv_heads x head_dim``; a DSA indexer ``index_head_dim`` keys in the layers that run their own
+  indexer (divided by ``index_kpool`` when pooling shrinks what is stored).
+- ``vllm``: vLLM's layouts. MLA in FP8 stores the 512-wide latent in FP8, one float32 scale per 128
+  values and the RoPE part in BF16: 512 + 16 + 64 x 2 = 656 bytes per layer per token. Indexer keys in
+  FP8 carry a float32 scale per 128 values (128 + 4 = 132 bytes). Other attention: as naive.
+
+Recurrent layers hold a fixed state per sequence: KDA's recurrent state is float32 in the engines
+(heads x head_dim x head_dim x 4 bytes) plus a short-convolution state ((kernel - 1) x 3 x heads x
+head_dim in the model dtype); Gated DeltaNet and Mamba use the model dtype for both (vLLM's default).
+Sliding-window layers are capped at their window. MTP layers are not counted unless asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .config import ArchConfig
+from .layers import LayerInfo
+
+KV_DTYPE_BYTES = {
+    "fp32": 4.0,
+    "f32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "f16": 2.0,
+    "fp8": 1.0,
+    "f8": 1.0,
+    "int8": 1.0,
+    "fp4": 0.5,
+}
+PROFILES = ("naive", "vllm")
+_MODEL_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+@dataclass(frozen=True)
+class KVGroup:
+    name: str  # "mla_latent", "dsa_indexer_keys", "full_attention", "sliding_window", "compressed"
+    layers: int
+    bytes_per_layer: float  # per token
+    formula: str
+    window_tokens: int | None = None  # a sliding window stores at most this many tokens
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.layers * self.bytes_per_layer
+
+
+@dataclass(frozen=True)
+class StateGroup:
+    name: str  # "kda_state", "kda_conv", "gdn_state", ...
+    layers: int
+    bytes_per_layer: int
+    dtype: str
+    formula: str
+
+    @property
+    def bytes_per_sequence(self) -> int:
+        return self.layers * self.bytes_per_layer
+
+
+@dataclass(frozen=True)
+class KVReport:
+    profile: str
+    kv_dtype: str
+    context_tokens: int
+    groups: tuple[KVGroup, ...]
+    states: tuple[StateGroup, ...]
+    assumptions: tuple[str, ...] = field(default=())
+
+    @property
+    def bytes_per_token(self) -> int:
+        """Bytes every further token adds (sliding windows counted until they are full)."""
+        return round(sum(g.bytes_per_token for g in self.groups if g.window_tokens is None))
+
+    @property
+    def window_bytes_per_token(self) -> int:
+        return round(sum(g.bytes_per_token for g in self.groups if g.window_tokens is not None))
+
+    @property
+    def state_bytes_per_sequence(self) -> int:
+        return sum(s.bytes_per_sequence for s in self.states)
+
+    def bytes_at(self, tokens: int) -> int:
+        total = sum(
+            g.bytes_per_token * (tokens if g.window_tokens is None else min(tokens, g.window_tokens))
+            for g in self.groups
+        )
+        return round(total) + self.state_bytes_per_sequence
+
+    @property
+    def bytes_at_context(self) -> int:
+        return self.bytes_at(self.context_tokens)
+
+
+def kv_report(
+    cfg: ArchConfig,
+    layers: list[LayerInfo],
+    *,
+    profile: str = "naive",
+    kv_dtype: str | None = None,
+    context: int | None = None,
+    count_mtp: bool = False,
+    indexer_pooling: str = "auto",
+) -> KVReport:
+    if profile not in PROFILES:
+        raise ValueError(f"unknown KV profile {profile!r} (known: {', '.join(PROFILES)})")
+    model_bytes = _MODEL_DTYPE_BYTES.get(cfg.dtype.replace("torch.", ""), 2)
+    dtype = (kv_dtype or {4: "fp32", 2: "bf16"}.get(model_bytes, "bf16")).lower()
+    if dtype not in KV_DTYPE_BYTES:
+        raise ValueError(f"unknown KV dtype {dtype!r} (known: {', '.join(KV_DTYPE_BYTES)})")
+    b = KV_DTYPE_BYTES[dtype]
+    counted = [layer for layer in layers if count_mtp or not layer.mtp]
+    assumptions = [
+        f"profile {profile}",
+        f"KV dtype {dtype} ({b:g} bytes per element)",
+        f"{'MTP layers counted' if count_mtp else 'MTP layers not counted'}"
+        + (f" ({sum(1 for x in layers if x.mtp)} in the checkpoint)" if any(x.mtp for x in layers) else ""),
+    ]
+    groups: list[KVGroup] = []
+    by_kind: dict[str, list[LayerInfo]] = {}
+    for layer in counted:
+        by_kind.setdefault(layer.attention, []).append(layer)
+
+    kv_lora = cfg.number("kv_lora_rank", default=0) or 0
+    rope = cfg.number("qk_rope_head_dim", default=0) or 0
+    mla_layers = by_kind.get("mla", []) + by_kind.get("dsa", [])
+    if mla_layers:
+        if profile == "vllm" and dtype in ("fp8", "f8"):
+            per = kv_lora + (kv_lora // 128) * 4 + rope * 2
+            formula = f"{kv_lora} fp8 + {kv_lora // 128} x 4 scale + {rope} x 2 rope"
+        else:
+            per = (kv_lora + rope) * b
+            formula = f"({kv_lora} + {rope}) x {b:g}"
+        groups.append(KVGroup("mla_latent", len(mla_layers), per, formula))
+    own_indexer = [x for x in by_kind.get("dsa", []) if x.indexer == "own"]
+    if own_indexer:
+        head = cfg.number("index_head_dim", default=0) or 0
+        pool = cfg.number("index_kpool", default=1) or 1
+        compress = cfg.get("index_kpool_compress")
+        pooled = pool > 1 and (
+            indexer_pooling == "stored" or (indexer_pooling == "auto" and compress is not False)
+        )
+        elements = head / pool if pooled else head
+        if pool > 1:
+            assumptions.append(
+                f"indexer key pooling (index_kpool {pool}) "
+                + ("shrinks the stored keys" if pooled else "shrinks only the scan, not what is stored")
+            )
+        if profile == "vllm" and dtype in ("fp8", "f8"):
+            per = elements + (elements / 128) * 4
+            formula = f"{elements:g} fp8 + scale"
+        else:
+            per = elements * b
+            formula = f"{head}" + (f" / {pool}" if pooled else "") + f" x {b:g}"
+        groups.append(KVGroup("dsa_indexer_keys", len(own_indexer), per, formula))
+        shared = sum(1 for x in by_kind.get("dsa", []) if x.indexer == "shared")
+        if shared:
+            assumptions.append(f"{shared} DSA layers reuse an earlier layer's indexer keys and store none")
+    head_dim = cfg.head_dim or 0
+    kv_heads = cfg.num_kv_heads or 0
+    full = by_kind.get("mha", []) + by_kind.get("gqa", []) + by_kind.get("mqa", [])
+    if full:
+        groups.append(
+            KVGroup(
+                "full_attention",
+                len(full),
+                2 * kv_heads * head_dim * b,
+                f"2 x {kv_heads} x {head_dim} x {b:g}",
+            )
+        )
+    windows: dict[int | None, int] = {}
+    for layer in by_kind.get("swa", []):
+        windows[layer.window] = windows.get(layer.window, 0) + 1
+    for window, count in sorted(windows.items(), key=lambda kv: kv[0] or 0):
+        groups.append(
+            KVGroup(
+                "sliding_window",
+                count,
+                2 * kv_heads * head_dim * b,
+                f"2 x {kv_heads} x {head_dim} x {b:g}, at most {window} tokens",
+                window,
+            )
+        )
+    compressed = by_kind.get("compressed", [])
+    if compressed:
+        ratios: dict[int, int] = {}
+        for layer in compressed:
+            ratios[layer.compress_ratio or 1] = ratios.get(layer.compress_ratio or 1, 0) + 1
+        for ratio, count in sorted(ratios.items()):
+            groups.append(
+                KVGroup(
+                    f"compressed_1_in_{ratio}",
+                    count,
+                    kv_heads * head_dim * b / ratio,
+                    f"{kv_heads} x {head_dim} x {b:g} / {ratio}",
+                )
+            )
+        window = compressed[0].window
+        if window:
+            groups.append(
+                KVGroup(
+                    "sliding_window",
+                    len(compressed),
+                    kv_heads * head_dim * b,
+                    f"{kv_heads} x {head_dim} x {b:g}, at most {window} tokens",
+                    window,
+                )
+            )
+        assumptions.append("compressed layers: one KV entry per compress_ratio tokens plus a sliding window")
+
+    states = _states(cfg, by_kind, model_bytes)
+    for s in states:
+        assumptions.append(f"{s.name}: {s.dtype}")
+    tokens = context or cfg.max_context or 0
+    return KVReport(profile, dtype, tokens, tuple(groups), tuple(states), tuple(assumptions))
+
+
+def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: int) -> list[StateGroup]:
+    out: list[StateGroup] = []
+    model_dtype = {4: "float32", 2: "bfloat16"}.get(model_bytes, "bfloat16")
+    kda = by_kind.get("kda", [])
+    if kda:
+        lin = cfg.linear_attn
+        heads = lin.get("num_heads") or cfg.num_heads or 0
+        dim = lin.get("head_dim") or cfg.head_dim or 0
+        kernel = lin.get("short_conv_kernel_size") or 4
+        out.append(
+            StateGroup(
+                "kda_state", len(kda), heads * dim * dim * 4, "float32", f"{heads} x {dim} x {dim} x 4"
+            )
+        )
+        out.append(
+            StateGroup(
+                "kda_conv",
+                len(kda),
+                (kernel - 1) * 3 * heads * dim * model_bytes,
+                model_dtype,
+                f"({kernel} - 1) x 3 x {heads} x {dim} x {model_bytes}",
+            )
+        )
+    gdn = by_kind.get("gdn", [])
+    if gdn:
+        nv = cfg.number("linear_num_value_heads", default=0) or 0
+        nk = cfg.number("linear_num_key_heads", default=nv) or 0
+        dk = cfg.number("linear_key_head_dim", default=0) or 0
+        dv = cfg.number("linear_value_head_dim", default=0) or 0
+        kernel = cfg.number("linear_conv_kernel_dim", default=4) or 4
+        out.append(
+            StateGroup(
+                "gdn_state",
+                len(gdn),
+                nv * dk * dv * model_bytes,
+                model_dtype,
+                f"{nv} x {dk} x {dv} x {model_bytes}",
+            )
+        )
+        conv_dim = 2 * nk * dk + nv * dv
+        out.append(
+            StateGroup(
+                "gdn_conv",
+                len(gdn),
+                (kernel - 1) * conv_dim * model_bytes,
+                model_dtype,
+                f"({kernel} - 1) x {conv_dim} x {model_bytes}",
+            )
+        )
+    mamba = by_kind.get("mamba", [])
+    if mamba:
+        heads = cfg.number("mamba_num_heads", default=0) or 0
+        dim = cfg.number("mamba_head_dim", default=0) or 0
+        state = cfg.number("ssm_state_size", "state_size", "mamba_d_state", default=0) or 0
+        groups = cfg.number("n_groups", "mamba_n_groups", default=1) or 1
+        kernel = cfg.number("conv_kernel", "mamba_d_conv", default=4) or 4
+        out.append(
+            StateGroup(
+                "mamba_state",
+                len(mamba),
+                heads * dim * state * model_bytes,
+                model_dtype,
+                f"{heads} x {dim} x {state} x {model_bytes}",
+            )
+        )
+        conv_dim = heads * dim + 2 * groups * state
+        out.append(
+            StateGroup(
+                "mamba_conv",
+                len(mamba),
+                (kernel - 1) * conv_dim * model_bytes,
+                model_dtype,
+                f"({kernel} - 1) x {conv_dim} x {model_bytes}",
+            )
+        )
+    return out
