@@ -63,3 +63,29 @@ def test_demo_runs_on_the_embedded_example(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "zai-org/GLM-5.3-Flash @ main" in result.stdout
     assert "language_model.model.layers.{3-43/4}.self_attn.kv_a_proj_with_mqa.weight" in result.stdout
+
+
+def test_metrics_command_text_and_json(tmp_path):
+    root = "src/hubdiff/testing/example/GLM-5.3-Flash"
+    from pathlib import Path
+
+    base = Path(__file__).parent.parent / root
+    write_checkpoint(
+        tmp_path,
+        CommitSpec(
+            {"config.json": (base / "config.json").read_bytes()},
+            load_census((base / "census.tsv").read_text()),
+            shards=4,
+        ),
+    )
+    text = hubdiff("metrics", str(tmp_path), "--kv-dtype", "fp8", "--context", "1048576")
+    assert text.returncode == 0, text.stderr
+    assert "KV cache    5,984 bytes per token (6.0 KB), profile naive, fp8" in text.stdout
+    assert "at 1,048,576 tokens:" in text.stdout and "kda_state" in text.stdout
+    data = json.loads(hubdiff("metrics", str(tmp_path), "--json", "--kv-dtype", "fp8").stdout)
+    assert data["params"]["experts"]["params_per_routed_expert"] == 25_165_824
+    assert data["kv"]["bytes_per_token"] == 5_984 and data["layers"]["attention"] == {"dsa": 11, "kda": 34}
+    assert {"total", "active", "active_without_embeddings", "by_component", "by_dtype"} <= set(data["params"])
+    estimate = json.loads(hubdiff("metrics", str(tmp_path), "--json", "--config-only").stdout)
+    assert estimate["basis"] == "config" and estimate["params"]["total"] == data["params"]["total"]
+    assert hubdiff("metrics", str(tmp_path), "--kv-dtype", "fp7").returncode == 2

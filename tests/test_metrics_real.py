@@ -1,0 +1,248 @@
+"""Metrics on real configs and censuses, against published figures and written-out arithmetic."""
+
+import json
+
+import pytest
+
+from hubdiff._metrics import MetricsOptions, compute_metrics
+from hubdiff._source.local import load_local
+from hubdiff.snapshot import Snapshot
+from hubdiff.testing import CommitSpec, load_census, write_checkpoint
+
+from .conftest import DATA
+
+
+def config(model: str) -> dict:
+    return json.loads((DATA / model / "config.json").read_text())
+
+
+def config_only(cfg: dict, **kw):
+    snapshot = Snapshot("x", "main", "", None, cfg, None, (), {}, ())
+    return compute_metrics(snapshot, MetricsOptions(**kw))
+
+
+def from_census(tmp_path, model: str, cfg: dict | None = None, **kw):
+    tensors = load_census((DATA / model / "tensor_census.tsv").read_text())
+    payload = json.dumps(cfg if cfg is not None else config(model)).encode()
+    write_checkpoint(tmp_path, CommitSpec({"config.json": payload}, tensors, shards=4))
+    return compute_metrics(load_local(str(tmp_path)), MetricsOptions(**kw))
+
+
+def within(value: float, published: float, relative: float) -> bool:
+    return abs(value - published) <= relative * published
+
+
+def test_glm51_census_and_glm5_published_figures(tmp_path):
+    m = from_census(tmp_path, "GLM-5.1")
+    assert m.params.total == 753_864_139_008
+    h = 6144
+    mtp_layer = (
+        2048 * h
+        + 2048
+        + 16384 * 2048
+        + 576 * h
+        + 512
+        + 28672 * 512
+        + h * 16384  # MLA attention
+        + 4096 * 2048
+        + 128 * h
+        + 2 * 128
+        + 32 * h  # its indexer
+        + 2 * h  # layer norms
+        + 256 * 3 * 2048 * h
+        + 256 * h
+        + 256
+        + 3 * 2048 * h  # routed + router + shared expert
+        + h * 2 * h
+        + 3 * h  # eh_proj, enorm, hnorm, shared_head.norm
+    )
+    assert m.params.by_component["mtp"] == mtp_layer
+    assert round(m.main_params / 1e9) == 744  # published: 744B
+    # published: 40B active -- matches the count without embedding and output head (39.88B)
+    assert within(m.active_without_embeddings_and_head, 40e9, 0.01)
+    assert m.active_params == m.main_params - 75 * (256 - 8) * 3 * 2048 * h
+    assert m.experts["params_per_routed_expert"] == 3 * 2048 * h
+
+
+def test_deepseek_v3_config_only():
+    m = config_only(config("DeepSeek-V3"))
+    h, vocab = 7168, 129280
+    attention = 7168 * 1536 + 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 + 512 * 128 * 256 + 128 * 128 * 7168
+    expert = 3 * h * 2048
+    moe = 256 * expert + expert + 256 * h + 256  # routed, shared, router, correction bias
+    main = 2 * vocab * h + h + 61 * (attention + 2 * h) + 3 * 3 * h * 18432 + 58 * moe
+    assert m.main_params == main
+    assert round(main / 1e9) == 671  # published: 671B main model
+    assert within(m.params.by_component["mtp"], 14e9, 0.05)  # published: 14B MTP module (685B - 671B)
+    assert m.active_params == main - 58 * (256 - 8) * expert
+    assert within(m.active_params, 37e9, 0.02)  # published: 37B activated
+    assert m.kv.bytes_per_token == 61 * (512 + 64) * 2 == 70_272  # BF16, MTP not counted
+
+
+def test_llama_31_8b():
+    m = config_only(config("Llama-3.1-8B"))
+    assert m.params.total == 16_060_522_496 // 2 == 8_030_261_248  # index total_size / 2 bytes
+    assert m.kv.bytes_per_token == 32 * 8 * 128 * 2 * 2 == 131_072
+
+
+def test_qwen3_30b_a3b():
+    m = config_only(config("Qwen3-30B-A3B"))
+    assert f"{m.params.total / 1e9:.1f}B" == "30.5B"
+    assert (
+        f"{(m.params.total - m.params.by_component['embeddings'] - m.params.by_component['output_head']) / 1e9:.1f}B"
+        == "29.9B"
+    )
+    assert within(m.active_params, 3.3e9, 0.02)  # published: 3.3B activated
+    assert m.active_params == m.params.total - 48 * (128 - 8) * (3 * 2048 * 768)
+    assert m.kv.bytes_per_token == 48 * 4 * 128 * 2 * 2 == 98_304
+    assert m.attention_layers() == {"gqa": 48}
+
+
+def test_mixtral_config_and_headers_agree(tmp_path):
+    from .test_local_source import mixtral_tensors
+
+    m = config_only(config("Mixtral-8x7B-v0.1"))
+    assert m.params.total == 93_405_585_408 // 2 == 46_702_792_704
+    expert = 3 * 4096 * 14336
+    assert m.active_params == 46_702_792_704 - 32 * (8 - 2) * expert
+    assert f"{m.active_params / 1e9:.1f}B" == "12.9B"
+    write_checkpoint(
+        tmp_path,
+        CommitSpec(
+            {"config.json": json.dumps(config("Mixtral-8x7B-v0.1")).encode()}, mixtral_tensors(), shards=3
+        ),
+    )
+    headers = compute_metrics(load_local(str(tmp_path)))
+    assert headers.params.total == m.params.total and headers.active_params == m.active_params
+    assert not headers.checks
+
+
+def test_qwen3_vl_fused_experts_and_vision(tmp_path):
+    m = from_census(tmp_path, "Qwen3-VL-30B-A3B-Instruct")
+    assert m.params.total == 31_070_754_032
+    assert m.experts["routed_per_layer"] == 128 and m.experts["moe_layers"] == 48
+    assert m.routed_expert_params == 3 * 2048 * 768  # fused [128, ...] tensors counted per expert
+    d, mlp, merged = 1152, 4304, 1152 * 4
+    block = 2 * 2 * d + 3 * d * d + 3 * d + d * d + d + mlp * d + mlp + d * mlp + d
+    assert m.params.by_component["vision_tower"] == d * 3 * 2 * 16 * 16 + d + 2304 * d + 27 * block
+    merger = merged * merged + merged + 2048 * merged + 2048
+    assert m.params.by_component["multimodal_projector"] == (2 * d + merger) + 3 * (2 * merged + merger)
+    assert not m.checks  # the config-only estimate agrees with the headers within tolerance
+
+
+def test_kimi_k3_one_based_layer_lists():
+    cfg = config("Kimi-K3")
+    m = config_only(cfg)
+    lin = cfg["text_config"]["linear_attn_config"]
+    assert m.attention_layers() == {"kda": len(lin["kda_layers"]), "mla": len(lin["full_attn_layers"])}
+    assert (
+        m.layers[3].attention == "mla" and m.layers[0].attention == "kda"
+    )  # layer 4 (1-based) is full attention
+    heads, dim = lin["num_heads"], lin["head_dim"]
+    assert m.kv.state_bytes_per_sequence == len(lin["kda_layers"]) * (
+        heads * dim * dim * 4 + 3 * 3 * heads * dim * 2
+    )
+    assert m.kv.bytes_per_token == len(lin["full_attn_layers"]) * (512 + 64) * 2
+
+
+def test_deepseek_v4_compressed_layers_and_hyper_connections():
+    m = config_only(config("DeepSeek-V4-Flash"))
+    ratios = config("DeepSeek-V4-Flash")["compress_ratios"][:43]
+    assert m.attention_layers() == {
+        "compressed": sum(1 for r in ratios if r),
+        "swa": sum(1 for r in ratios if not r),
+    }
+    hc = 43 * 2 * (24 * 4 * 4096 + 24 + 3) + 4 * 4 * 4096 + 4 + 1
+    assert m.params.by_component["hyper_connections"] == hc
+    assert m.kv.window_bytes_per_token > 0  # sliding windows are counted apart, capped at 128 tokens
+
+
+def test_gated_deltanet_hybrid_state():
+    cfg = {
+        "hidden_size": 2048,
+        "num_hidden_layers": 48,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 2,
+        "head_dim": 256,
+        "vocab_size": 151936,
+        "full_attention_interval": 4,
+        "linear_num_value_heads": 32,
+        "linear_num_key_heads": 16,
+        "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4,
+        "num_experts": 512,
+        "num_experts_per_tok": 10,
+        "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": 262144,
+    }
+    m = config_only(cfg)
+    assert m.attention_layers() == {"gdn": 36, "gqa": 12}
+    state = 32 * 128 * 128 * 2
+    conv = (4 - 1) * (2 * 16 * 128 + 32 * 128) * 2
+    assert m.kv.state_bytes_per_sequence == 36 * (state + conv)
+    assert m.kv.bytes_per_token == 12 * 2 * 2 * 256 * 2
+
+
+def test_sliding_window_is_capped():
+    cfg = {
+        "hidden_size": 1024,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "vocab_size": 1000,
+        "sliding_window": 4096,
+        "sliding_window_pattern": 6,
+        "max_position_embeddings": 131072,
+    }
+    kv = config_only(cfg).kv
+    per_layer = 2 * 4 * 128 * 2
+    assert kv.bytes_per_token == 2 * per_layer and kv.window_bytes_per_token == 10 * per_layer
+    assert kv.bytes_at(131072) == 2 * per_layer * 131072 + 10 * per_layer * 4096
+
+
+def test_config_and_tensor_disagreements_are_reported(tmp_path):
+    cfg = config("GLM-5.1")
+    cfg["n_routed_experts"] = 288
+    cfg["qk_rope_head_dim"] = 32
+    m = from_census(tmp_path, "GLM-5.1", cfg)
+    checks = {c.subject: (c.config_value, c.tensor_value) for c in m.checks}
+    assert checks["routed experts per layer"] == ("288", "256")
+    assert checks["kv_lora_rank + qk_rope_head_dim vs rows of kv_a_proj_with_mqa"] == ("544", "576")
+
+
+def test_nothing_is_keyed_to_the_model_name(tmp_path):
+    cfg = config("GLM-5.1")
+    renamed = {**cfg, "model_type": "renamed", "architectures": ["SomethingElse"]}
+    a = from_census(tmp_path / "a", "GLM-5.1", cfg).to_json()
+    b = from_census(tmp_path / "b", "GLM-5.1", renamed).to_json()
+    for key in ("params", "layers", "kv", "checks"):
+        assert a[key] == b[key]
+
+
+def test_packed_weights_count_logically_and_scales_apart(tmp_path):
+    tensors = [
+        ("model.layers.0.mlp.experts.0.w1.weight_packed", "U8", (2048, 2048)),  # 4096 columns of 4 bits
+        ("model.layers.0.mlp.experts.0.w1.weight_scale", "U8", (2048, 128)),
+        ("model.layers.0.hc_attn_scale", "F32", (3,)),  # a parameter, although its name ends in _scale
+        ("model.layers.0.self_attn.kv_a_proj.weight_scale_inv", "F32", (4, 48)),
+    ]
+    cfg = {"hidden_size": 4096, "num_hidden_layers": 1, "num_experts": 1, "num_experts_per_tok": 1}
+    write_checkpoint(tmp_path, CommitSpec({"config.json": json.dumps(cfg).encode()}, tensors))
+    m = compute_metrics(load_local(str(tmp_path)))
+    assert m.params.by_component["routed_experts"] == 2048 * 4096
+    assert m.params.by_component["hyper_connections"] == 3
+    assert m.params.scale_elements == 2048 * 128 + 4 * 48
+    assert m.params.scale_bytes == 2048 * 128 + 4 * 48 * 4
+
+
+@pytest.mark.parametrize(
+    "model", ["DeepSeek-V3", "Llama-3.1-8B", "Qwen3-30B-A3B", "Kimi-K3", "DeepSeek-V4-Flash"]
+)
+def test_every_real_config_has_no_unclassified_parameters(model):
+    m = config_only(config(model))
+    assert "other" not in m.params.by_component
+    assert m.params.total > 0 and m.kv.bytes_per_token > 0
