@@ -6,10 +6,17 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import errors
+from ._metrics import MetricsOptions
+from ._metrics.kv import KV_DTYPE_BYTES
 from ._source import HubSettings, Sources, parse_source
 from ._source.cache import SnapshotCache
+
+if TYPE_CHECKING:
+    from .jobs import Report
 
 EXIT_CODES = """exit codes:
   0  nothing beyond tolerance
@@ -54,17 +61,10 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    from ._metrics import MetricsOptions, compute_metrics
+    from ._metrics import compute_metrics
     from ._render.text import metrics_text
 
-    options = MetricsOptions(
-        profile=args.profile,
-        kv_dtype=args.kv_dtype,
-        context=args.context,
-        count_mtp=args.count_mtp,
-        indexer_pooling=args.indexer_pooling,
-        config_only=args.config_only,
-    )
+    options = _options_from(args, config_only=args.config_only)
     snapshot = sources_from(args).open(parse_source(args.source), headers=not args.config_only)
     try:
         metrics = compute_metrics(snapshot, options)
@@ -74,6 +74,141 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         print(json.dumps(metrics.to_json(), indent=1))
     else:
         print(metrics_text(metrics), end="")
+    return errors.EXIT_OK
+
+
+def _metric_options(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("metrics")
+    group.add_argument(
+        "--context", type=int, help="tokens for the memory figure (default: max_position_embeddings)"
+    )
+    group.add_argument("--kv-dtype", help="KV cache dtype: bf16, fp16, fp8, fp32 (default: the model dtype)")
+    group.add_argument(
+        "--profile",
+        default="naive",
+        choices=["naive", "vllm"],
+        help="naive: elements x dtype bytes; vllm: vLLM's layouts with scales (default naive)",
+    )
+    group.add_argument("--count-mtp", action="store_true", help="count MTP layers in the KV cache")
+    group.add_argument(
+        "--indexer-pooling",
+        default="auto",
+        choices=["auto", "stored", "scan"],
+        help="whether index_kpool shrinks the stored indexer keys or only the scan "
+        "(auto: as index_kpool_compress says)",
+    )
+
+
+def _options_from(args: argparse.Namespace, **extra: object) -> MetricsOptions:
+    kv_dtype = args.kv_dtype.lower() if args.kv_dtype else None
+    if kv_dtype is not None and kv_dtype not in KV_DTYPE_BYTES:
+        raise errors.UsageError(f"unknown KV dtype {args.kv_dtype!r} (known: {', '.join(KV_DTYPE_BYTES)})")
+    return MetricsOptions(
+        profile=args.profile,
+        kv_dtype=kv_dtype,
+        context=args.context,
+        count_mtp=args.count_mtp,
+        indexer_pooling=args.indexer_pooling,
+        **extra,
+    )  # type: ignore[arg-type]
+
+
+def _report_options(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("report")
+    group.add_argument(
+        "--format",
+        default="markdown",
+        choices=["markdown", "json", "text"],
+        help="what goes to stdout or --output (default markdown)",
+    )
+    group.add_argument("--output", help="write the report to this file instead of stdout")
+    group.add_argument("--comment", help="also write the PR-comment form (fits GitHub's 65,536 characters)")
+    group.add_argument("--summary", help="also write the job-summary form")
+    group.add_argument("--templates", help="a folder of jinja2 templates overriding the built-in ones")
+    group.add_argument(
+        "--marker", default="hubdiff", help="hidden marker of the PR comment (default hubdiff)"
+    )
+
+
+def emit(report: Report, args: argparse.Namespace) -> int:
+    from ._render.markdown import render, render_comment, report_json
+    from ._source.cache import atomic_write_text
+
+    templates = Path(args.templates) if args.templates else None
+    if args.format == "json":
+        text = json.dumps(report_json(report), indent=1, default=str) + "\n"
+    else:
+        text = render(
+            report, "report" if args.format == "markdown" else "text", templates, full_report=args.output
+        )
+    if args.output:
+        atomic_write_text(Path(args.output), text)
+    else:
+        print(text, end="")
+    if args.comment:
+        atomic_write_text(
+            Path(args.comment), render_comment(report, templates, args.output, marker=args.marker)
+        )
+    if args.summary:
+        atomic_write_text(Path(args.summary), render(report, "summary", templates, full_report=args.output))
+    return report.exit_code
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .jobs import run_diff
+
+    return emit(run_diff(args.old, args.new, sources_from(args), _options_from(args)), args)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .baseline import discover
+    from .jobs import run_check
+
+    paths = discover(args.baselines, Path(args.baseline_dir))
+    if not paths:
+        raise errors.UsageError(f"no baselines given and none in {args.baseline_dir}/")
+    return emit(run_check(paths, sources_from(args)), args)
+
+
+def cmd_baseline_init(args: argparse.Namespace) -> int:
+    from ._metrics import compute_metrics
+    from .baseline import load_baseline, record_repo, write_baseline
+
+    spec = parse_source(args.source)
+    if spec.kind != "hub":
+        raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
+    path = Path(args.baseline_dir) / f"{args.family}.yaml"
+    data = load_baseline(path).raw if path.exists() else {"family": args.family, "notes": "", "repos": {}}
+    options = _options_from(args)
+    snapshot = sources_from(args).open(spec)
+    previous = dict(data["repos"].get(spec.target) or {})
+    recorded_options = {
+        k: v
+        for k, v in (
+            ("kv_dtype", options.kv_dtype),
+            ("context", options.context),
+            ("profile", options.profile if options.profile != "naive" else None),
+        )
+        if v is not None
+    }
+    if recorded_options:
+        previous["metrics_options"] = recorded_options
+    previous["revision"] = spec.revision
+    data["repos"][spec.target] = record_repo(snapshot, compute_metrics(snapshot, options), previous)
+    write_baseline(path, data)
+    print(f"recorded {spec.target}@{snapshot.sha} in {path}")
+    return errors.EXIT_OK
+
+
+def cmd_baseline_update(args: argparse.Namespace) -> int:
+    from .baseline import discover, load_baseline, update_baseline
+
+    paths = discover(args.baselines, Path(args.baseline_dir))
+    baselines = [load_baseline(p) for p in paths]
+    sources = sources_from(args)
+    for baseline in baselines:
+        for line in update_baseline(baseline, sources, only=set(args.repo or [])):
+            print(line)
     return errors.EXIT_OK
 
 
@@ -142,6 +277,54 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config-only", action="store_true", help="estimate from config.json; read no headers")
     _common(p)
     p.set_defaults(func=cmd_metrics)
+
+    p = sub.add_parser(
+        "diff",
+        help="compare two sources: two repos, two revisions (repo@a repo@b), local folders",
+        description="Config, tensor-layout and metric differences between two sources, as a report.",
+        epilog=EXIT_CODES + "\n  (diff: 1 means the sources differ)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("old", help=SOURCE_HELP)
+    p.add_argument("new", help="the other source, same forms")
+    _metric_options(p)
+    _report_options(p)
+    _common(p)
+    p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser(
+        "check",
+        help="compare the Hub's current state with the baselines (all of baselines/ by default)",
+        description=(
+            "For every repo of every baseline: read its tracked revision, compare it with what was recorded, "
+            "and check every claim at the precision it is stated in."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("baselines", nargs="*", help="baseline YAML files (default: baselines/*.yaml)")
+    p.add_argument("--baseline-dir", default="baselines", help="where baselines live (default baselines)")
+    _report_options(p)
+    _common(p)
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("baseline", help="record (init) or re-record (update) baselines")
+    bsub = p.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
+    b = bsub.add_parser("init", help="record a repo's current revision into baselines/FAMILY.yaml")
+    b.add_argument("source", help="owner/name[@revision]")
+    b.add_argument("--family", required=True, help="the family file to record into (created if missing)")
+    b.add_argument("--baseline-dir", default="baselines")
+    _metric_options(b)
+    _common(b)
+    b.set_defaults(func=cmd_baseline_init)
+    b = bsub.add_parser(
+        "update", help="re-record baselines at their tracked revisions, keeping claims and notes"
+    )
+    b.add_argument("baselines", nargs="*", help="baseline YAML files (default: baselines/*.yaml)")
+    b.add_argument("--baseline-dir", default="baselines")
+    b.add_argument("--repo", action="append", help="only this repo (repeatable)")
+    _common(b)
+    b.set_defaults(func=cmd_baseline_update)
 
     p = sub.add_parser(
         "demo",

@@ -7,23 +7,23 @@ import re
 
 _COUNT_UNITS = (("T", 10**12), ("B", 10**9), ("M", 10**6), ("K", 10**3))
 _BYTE_UNITS = (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3))
-_PARSE_UNITS = {
-    "": 1,
-    "K": 10**3,
-    "M": 10**6,
-    "B": 10**9,
-    "G": 10**9,
-    "T": 10**12,
-    "KB": 10**3,
-    "MB": 10**6,
-    "GB": 10**9,
-    "TB": 10**12,
-    "KIB": 2**10,
-    "MIB": 2**20,
-    "GIB": 2**30,
-    "TIB": 2**40,
-    "BYTES": 1,
-    "BYTE": 1,
+# Units a person may write, by the kind of figure they qualify.
+UNITS_BY_KIND: dict[str, dict[str, int]] = {
+    "params": {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12},
+    "bytes": {
+        "": 1,
+        "B": 1,
+        "BYTES": 1,
+        "KB": 10**3,
+        "MB": 10**6,
+        "GB": 10**9,
+        "TB": 10**12,
+        "KIB": 2**10,
+        "MIB": 2**20,
+        "GIB": 2**30,
+        "TIB": 2**40,
+    },
+    "count": {"": 1, "K": 10**3, "M": 10**6},
 }
 
 
@@ -46,11 +46,12 @@ def gib(n: float) -> str:
     return f"{n / 2**30:.2f} GiB"
 
 
-def parse_quantity(text: str | int | float) -> tuple[float, float]:
+def parse_quantity(text: str | int | float, kind: str = "params") -> tuple[float, float]:
     """'6.0 KB' -> (6000.0, 50.0): the value and half a unit in its last stated digit.
 
     The second number is the precision a person implied by writing the value that way, so that a claim
-    of '6.0 KB' holds for 5,950 to 6,050 bytes and '25.17M' for 25,165,000 to 25,175,000.
+    of '6.0 KB' holds for 5,950 to 6,050 bytes and '25.17M' for 25,165,000 to 25,175,000. ``kind`` says
+    which units make sense ("params", "bytes", "count"); any other unit is a ValueError.
     """
     if isinstance(text, bool):
         raise ValueError(f"not a quantity: {text!r}")
@@ -59,12 +60,14 @@ def parse_quantity(text: str | int | float) -> tuple[float, float]:
     if isinstance(text, float):
         digits = len(repr(text).split(".")[1]) if "." in repr(text) else 0
         return text, 0.5 * 10**-digits
-    match = re.fullmatch(r"\s*([-+]?[\d,]*\.?\d+)\s*([A-Za-z]*)\s*", text)
+    match = re.fullmatch(r"\s*([-+]?[\d,]*\.?\d+)\s*([A-Za-z]*)\s*", str(text))
     if not match:
         raise ValueError(f"not a quantity: {text!r}")
     number, unit = match.group(1).replace(",", ""), match.group(2).upper()
-    if unit not in _PARSE_UNITS:
-        raise ValueError(f"unknown unit {match.group(2)!r} in {text!r}")
-    scale = _PARSE_UNITS[unit]
+    units = UNITS_BY_KIND[kind]
+    if unit not in units:
+        known = ", ".join(u for u in units if u) or "none"
+        raise ValueError(f"unit {match.group(2)!r} does not fit a {kind} figure (use {known})")
+    scale = units[unit]
     decimals = len(number.split(".")[1]) if "." in number else 0
     return float(number) * scale, 0.5 * scale * 10**-decimals

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..patterns import format_index_set
 from ..snapshot import Snapshot
-from .components import ParamReport, count_parameters
+from .components import COMPONENTS, ParamReport, count_parameters
 from .config import ArchConfig
 from .estimate import ASSUMPTIONS as ESTIMATE_ASSUMPTIONS
 from .estimate import synthesize
@@ -21,6 +21,49 @@ from .kv import KVReport, kv_report
 from .layers import LINEAR_KINDS, LayerInfo, attention_counts, layer_census
 
 METRICS_FORMAT = 1
+
+# The unit of every figure: "params" (written 25.17M, 0.56B), "bytes" (6.0 KB, 49.9 GB) or "count".
+FIGURE_UNITS: dict[str, str] = {
+    **{
+        name: "params"
+        for name in (
+            "total_params",
+            "main_params",
+            "active_params",
+            "active_params_without_embeddings",
+            "active_params_without_embeddings_and_head",
+            "routed_expert_params",
+            "shared_expert_params",
+        )
+    },
+    **{f"{component}_params": "params" for component in COMPONENTS},
+    **{
+        name: "bytes"
+        for name in (
+            "kv_bytes_per_token",
+            "kv_window_bytes_per_token",
+            "state_bytes_per_sequence",
+            "kv_bytes_at_context",
+            "quantization_scale_bytes",
+        )
+    },
+    **{
+        name: "count"
+        for name in (
+            "routed_experts_per_layer",
+            "shared_experts_per_layer",
+            "experts_per_token",
+            "moe_layers",
+            "layers",
+            "mtp_layers",
+            "attention_layers",
+            "indexer_layers",
+            "shared_indexer_layers",
+            "layers_with_indexer_tensors",
+            "context_tokens",
+        )
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -126,6 +169,38 @@ class Metrics:
             "shared": sum(1 for x in main if x.indexer == "shared"),
             "layers_with_indexer_tensors": len(tensor_layers),
         }
+
+    def figures(self) -> dict[str, Any]:
+        """Every headline figure by the name claims and comparisons use (see FIGURE_UNITS)."""
+        e, kv, idx = self.experts, self.kv, self.indexer_summary()
+        out: dict[str, Any] = {
+            "total_params": self.params.total,
+            "main_params": self.main_params,
+            "active_params": self.active_params,
+            "active_params_without_embeddings": self.active_without_embeddings,
+            "active_params_without_embeddings_and_head": self.active_without_embeddings_and_head,
+            "routed_expert_params": e["params_per_routed_expert"],
+            "shared_expert_params": e["params_per_shared_expert"],
+            "routed_experts_per_layer": e["routed_per_layer"],
+            "shared_experts_per_layer": e["shared_per_layer"],
+            "experts_per_token": e["experts_per_token"],
+            "moe_layers": e["moe_layers"],
+            "layers": sum(1 for x in self.layers if not x.mtp),
+            "mtp_layers": sum(1 for x in self.layers if x.mtp),
+            "attention_layers": self.attention_layers(),
+            "indexer_layers": idx["own"],
+            "shared_indexer_layers": idx["shared"],
+            "layers_with_indexer_tensors": idx["layers_with_indexer_tensors"],
+            "kv_bytes_per_token": kv.bytes_per_token,
+            "kv_window_bytes_per_token": kv.window_bytes_per_token,
+            "state_bytes_per_sequence": kv.state_bytes_per_sequence,
+            "kv_bytes_at_context": kv.bytes_at_context,
+            "context_tokens": kv.context_tokens,
+            "quantization_scale_bytes": self.params.scale_bytes,
+        }
+        for component in COMPONENTS:
+            out[f"{component}_params"] = self.params.by_component.get(component, 0)
+        return out
 
     def to_json(self) -> dict[str, Any]:
         kv = self.kv

@@ -133,10 +133,10 @@ def kv_report(
     if mla_layers:
         if profile == "vllm" and dtype in ("fp8", "f8"):
             per = kv_lora + (kv_lora // 128) * 4 + rope * 2
-            formula = f"{kv_lora} fp8 + {kv_lora // 128} x 4 scale + {rope} x 2 rope"
+            formula = f"{kv_lora} fp8 + {kv_lora // 128} × 4 scale + {rope} × 2 rope"
         else:
             per = (kv_lora + rope) * b
-            formula = f"({kv_lora} + {rope}) x {b:g}"
+            formula = f"({kv_lora} + {rope}) × {b:g}"
         groups.append(KVGroup("mla_latent", len(mla_layers), per, formula))
     own_indexer = [x for x in by_kind.get("dsa", []) if x.indexer == "own"]
     if own_indexer:
@@ -157,7 +157,7 @@ def kv_report(
             formula = f"{elements:g} fp8 + scale"
         else:
             per = elements * b
-            formula = f"{head}" + (f" / {pool}" if pooled else "") + f" x {b:g}"
+            formula = f"{head}" + (f" / {pool}" if pooled else "") + f" × {b:g}"
         groups.append(KVGroup("dsa_indexer_keys", len(own_indexer), per, formula))
         shared = sum(1 for x in by_kind.get("dsa", []) if x.indexer == "shared")
         if shared:
@@ -171,7 +171,7 @@ def kv_report(
                 "full_attention",
                 len(full),
                 2 * kv_heads * head_dim * b,
-                f"2 x {kv_heads} x {head_dim} x {b:g}",
+                f"2 × {kv_heads} × {head_dim} × {b:g}",
             )
         )
     windows: dict[int | None, int] = {}
@@ -183,7 +183,7 @@ def kv_report(
                 "sliding_window",
                 count,
                 2 * kv_heads * head_dim * b,
-                f"2 x {kv_heads} x {head_dim} x {b:g}, at most {window} tokens",
+                f"2 × {kv_heads} × {head_dim} × {b:g}, at most {window} tokens",
                 window,
             )
         )
@@ -198,7 +198,7 @@ def kv_report(
                     f"compressed_1_in_{ratio}",
                     count,
                     kv_heads * head_dim * b / ratio,
-                    f"{kv_heads} x {head_dim} x {b:g} / {ratio}",
+                    f"{kv_heads} × {head_dim} × {b:g} / {ratio}",
                 )
             )
         window = compressed[0].window
@@ -208,7 +208,7 @@ def kv_report(
                     "sliding_window",
                     len(compressed),
                     kv_heads * head_dim * b,
-                    f"{kv_heads} x {head_dim} x {b:g}, at most {window} tokens",
+                    f"{kv_heads} × {head_dim} × {b:g}, at most {window} tokens",
                     window,
                 )
             )
@@ -232,7 +232,7 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
         kernel = lin.get("short_conv_kernel_size") or 4
         out.append(
             StateGroup(
-                "kda_state", len(kda), heads * dim * dim * 4, "float32", f"{heads} x {dim} x {dim} x 4"
+                "kda_state", len(kda), heads * dim * dim * 4, "float32", f"{heads} × {dim} × {dim} × 4"
             )
         )
         out.append(
@@ -241,7 +241,7 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 len(kda),
                 (kernel - 1) * 3 * heads * dim * model_bytes,
                 model_dtype,
-                f"({kernel} - 1) x 3 x {heads} x {dim} x {model_bytes}",
+                f"({kernel} - 1) × 3 × {heads} × {dim} × {model_bytes}",
             )
         )
     gdn = by_kind.get("gdn", [])
@@ -257,7 +257,7 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 len(gdn),
                 nv * dk * dv * model_bytes,
                 model_dtype,
-                f"{nv} x {dk} x {dv} x {model_bytes}",
+                f"{nv} × {dk} × {dv} × {model_bytes}",
             )
         )
         conv_dim = 2 * nk * dk + nv * dv
@@ -267,7 +267,7 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 len(gdn),
                 (kernel - 1) * conv_dim * model_bytes,
                 model_dtype,
-                f"({kernel} - 1) x {conv_dim} x {model_bytes}",
+                f"({kernel} - 1) × {conv_dim} × {model_bytes}",
             )
         )
     mamba = by_kind.get("mamba", [])
@@ -283,7 +283,7 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 len(mamba),
                 heads * dim * state * model_bytes,
                 model_dtype,
-                f"{heads} x {dim} x {state} x {model_bytes}",
+                f"{heads} × {dim} × {state} × {model_bytes}",
             )
         )
         conv_dim = heads * dim + 2 * groups * state
@@ -293,7 +293,7 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 len(mamba),
                 (kernel - 1) * conv_dim * model_bytes,
                 model_dtype,
-                f"({kernel} - 1) x {conv_dim} x {model_bytes}",
+                f"({kernel} - 1) × {conv_dim} × {model_bytes}",
             )
         )
     return out

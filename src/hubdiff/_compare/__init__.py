@@ -1,0 +1,90 @@
+"""Comparison: two sides (snapshot + metrics), their config, tensor and metric differences.
+
+deepdiff does the config and metric comparisons on compact forms; tensors are compared as sets and
+shown as patterns (see tensor_diff).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepdiff import DeepDiff
+
+from .._metrics import FIGURE_UNITS, Metrics
+from ..snapshot import Snapshot
+from .config_diff import ConfigChange, diff_configs
+from .tensor_diff import TensorDiff, diff_tensors
+
+
+@dataclass(frozen=True)
+class Side:
+    label: str
+    snapshot: Snapshot
+    metrics: Metrics
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    name: str
+    old: Any
+    new: Any
+    unit: str
+
+    @property
+    def delta(self) -> float | None:
+        if isinstance(self.old, (int, float)) and isinstance(self.new, (int, float)):
+            return self.new - self.old
+        return None
+
+    @property
+    def ratio(self) -> float | None:
+        if isinstance(self.old, (int, float)) and isinstance(self.new, (int, float)) and self.new:
+            return self.old / self.new
+        return None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    old: Side
+    new: Side
+    config: tuple[ConfigChange, ...]
+    tensors: TensorDiff
+    metrics: tuple[MetricDelta, ...]
+    figures_old: dict[str, Any] = field(default_factory=dict)
+    figures_new: dict[str, Any] = field(default_factory=dict)
+
+    def config_by(self, category: str) -> list[ConfigChange]:
+        return [c for c in self.config if c.category == category]
+
+    @property
+    def same_commit(self) -> bool:
+        return bool(self.old.snapshot.sha) and self.old.snapshot.sha == self.new.snapshot.sha
+
+    @property
+    def differs(self) -> bool:
+        return bool(self.config or not self.tensors.empty or self.metrics)
+
+
+def diff_figures(old: dict[str, Any], new: dict[str, Any]) -> list[MetricDelta]:
+    changed = DeepDiff(old, new, ignore_numeric_type_changes=True, verbose_level=2).tree
+    names: set[str] = set()
+    for levels in changed.values():
+        for level in levels:
+            names.add(str(level.path(output_format="list")[0]))
+    return [MetricDelta(n, old.get(n), new.get(n), FIGURE_UNITS.get(n, "count")) for n in sorted(names)]
+
+
+def compare(old: Side, new: Side, old_figures: dict[str, Any] | None = None) -> Comparison:
+    """``old_figures`` replaces the old side's computed figures (a baseline's recorded ones)."""
+    figures_old = old_figures if old_figures is not None else old.metrics.figures()
+    figures_new = new.metrics.figures()
+    return Comparison(
+        old=old,
+        new=new,
+        config=tuple(diff_configs(old.snapshot.config, new.snapshot.config)),
+        tensors=diff_tensors(old.snapshot, new.snapshot),
+        metrics=tuple(diff_figures(figures_old, figures_new)),
+        figures_old=figures_old,
+        figures_new=figures_new,
+    )

@@ -1,0 +1,180 @@
+"""Config changes, with deepdiff, grouped to what a person reads: one row per key, lists summarised.
+
+Each change is classified with the rule that decided it, shown in the report:
+- ``cosmetic``: serialisation only (``transformers_version``, dtype key spelling, a key added or
+  removed as null, training-only keys);
+- ``behavioural``: token ids and generation settings, remote-code pointers (``auto_map``);
+- ``architectural``: everything else, which is what a shape-, cache- or routing-relevant key is;
+  an unknown key is treated as architectural rather than waved through.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from deepdiff import DeepDiff
+
+COSMETIC_KEYS = {
+    "transformers_version": "library version stamp",
+    "_name_or_path": "local path at save time",
+    "_commit_hash": "save-time metadata",
+    "_attn_implementation": "runtime kernel choice",
+    "_attn_implementation_autoset": "runtime kernel choice",
+    "use_cache": "runtime flag",
+    "output_attentions": "runtime flag",
+    "output_hidden_states": "runtime flag",
+    "return_dict": "runtime flag",
+    "torchscript": "runtime flag",
+}
+TRAINING_ONLY = {
+    "initializer_range",
+    "aux_loss_alpha",
+    "router_aux_loss_coef",
+    "seq_aux",
+    "pretraining_tp",
+    "ep_size",
+    "attention_dropout",
+    "hidden_dropout",
+    "dropout",
+    "router_jitter_noise",
+    "output_router_logits",
+    "z_loss_coef",
+    "tie_encoder_decoder",
+}
+BEHAVIOURAL = {
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+    "sep_token_id",
+    "decoder_start_token_id",
+    "media_placeholder_token_id",
+    "image_token_id",
+    "video_token_id",
+    "auto_map",
+    "tokenizer_class",
+    "chat_template",
+    "temperature",
+    "top_p",
+    "top_k",
+    "do_sample",
+    "max_length",
+    "max_new_tokens",
+    "repetition_penalty",
+}
+DTYPE_KEYS = ("torch_dtype", "dtype")
+
+
+@dataclass(frozen=True)
+class ConfigChange:
+    path: str  # dotted, e.g. "rope_parameters.rope_theta"
+    kind: str  # "added", "removed", "changed"
+    old: Any
+    new: Any
+    category: str  # "architectural", "behavioural", "cosmetic"
+    rule: str
+    summary: str = ""  # for lists: "57 of 78 entries full -> shared"
+
+
+def flatten_text(config: dict[str, Any]) -> dict[str, Any]:
+    """Text-model keys at the top, so a flat config and a nested ``text_config`` one compare key by key."""
+    nested = config.get("text_config")
+    if not isinstance(nested, dict):
+        return config
+    return {**{k: v for k, v in config.items() if k != "text_config"}, **nested}
+
+
+def _lookup(config: dict[str, Any], path: list[Any]) -> Any:
+    value: Any = config
+    for part in path:
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
+def _summarise_list(old: Any, new: Any) -> str:
+    if not isinstance(old, list) or not isinstance(new, list):
+        if isinstance(new, list) and old is None:
+            counts = Counter(map(str, new))
+            return f"{len(new)} entries: " + ", ".join(f"{n} {v}" for v, n in counts.most_common())
+        if isinstance(old, list) and new is None:
+            return f"{len(old)} entries removed"
+        return ""
+    if len(old) == len(new) and len(old) <= 3:
+        return ""
+    if len(old) == len(new):
+        moves = Counter((str(a), str(b)) for a, b in zip(old, new) if a != b)
+        parts = [f"{n} of {len(old)} entries {a} -> {b}" for (a, b), n in moves.most_common()]
+        return "; ".join(parts)
+    return f"{len(old)} -> {len(new)} entries"
+
+
+def classify(path: str, kind: str, old: Any, new: Any) -> tuple[str, str]:
+    key = path.split(".")[-1]
+    top = path.split(".")[0]
+    if key in COSMETIC_KEYS or top in COSMETIC_KEYS:
+        return "cosmetic", COSMETIC_KEYS.get(key) or COSMETIC_KEYS[top]
+    if kind in ("added", "removed") and (old if kind == "removed" else new) is None:
+        return "cosmetic", "null value, same as absent"
+    if key in TRAINING_ONLY:
+        return "cosmetic", "training-only key"
+    if key in BEHAVIOURAL or top in BEHAVIOURAL:
+        return "behavioural", "token ids, generation or remote-code pointer"
+    return "architectural", "may change shapes, cache or routing"
+
+
+def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]:
+    old, new = flatten_text(old), flatten_text(new)
+    tree = DeepDiff(
+        old, new, ignore_numeric_type_changes=True, verbose_level=2, threshold_to_diff_deeper=0
+    ).tree
+    grouped: dict[tuple[Any, ...], str] = {}
+    for report, levels in tree.items():
+        for level in levels:
+            path = level.path(output_format="list")
+            cut = next((i for i, part in enumerate(path) if isinstance(part, int)), len(path))
+            key = tuple(path[:cut])
+            if cut < len(path):
+                grouped[key] = "changed"
+            elif report.endswith("_added"):
+                grouped.setdefault(key, "added")
+            elif report.endswith("_removed"):
+                grouped.setdefault(key, "removed")
+            else:
+                grouped.setdefault(key, "changed")
+    changes: list[ConfigChange] = []
+    renamed_dtype = {k for k in DTYPE_KEYS if (k,) in grouped}
+    dtype_same = (
+        len(renamed_dtype) == 2
+        and _lookup(old, ["torch_dtype"]) in (None, _lookup(new, ["dtype"]))
+        and _lookup(old, ["dtype"]) in (None, _lookup(new, ["torch_dtype"]))
+    )
+    for key, kind in sorted(grouped.items(), key=lambda kv: [str(p) for p in kv[0]]):
+        path = ".".join(str(p) for p in key)
+        before, after = _lookup(old, list(key)), _lookup(new, list(key))
+        if kind == "changed" and before is None and not _has(old, key):
+            kind = "added"
+        elif kind == "changed" and after is None and not _has(new, key):
+            kind = "removed"
+        if dtype_same and path in DTYPE_KEYS:
+            category, rule = "cosmetic", "dtype key spelling (torch_dtype <-> dtype)"
+        else:
+            category, rule = classify(path, kind, before, after)
+        changes.append(
+            ConfigChange(path, kind, before, after, category, rule, _summarise_list(before, after))
+        )
+    order = {"architectural": 0, "behavioural": 1, "cosmetic": 2}
+    return sorted(changes, key=lambda c: (order[c.category], c.path))
+
+
+def _has(config: dict[str, Any], key: tuple[Any, ...]) -> bool:
+    value: Any = config
+    for part in key:
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return False
+    return True

@@ -1,0 +1,299 @@
+"""Markdown (and plain-text) reports from the jinja2 templates in ``templates/``.
+
+Everything that came from the Hub passes through ``md`` or ``code`` before it reaches markdown: HTML
+is written as entities, ``@`` mentions are broken with a zero-width space, ``|`` and newlines cannot
+break a table, and code spans are fenced with more backticks than they contain.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .._metrics import Metrics
+from ..jobs import Report
+from ..units import gib, human_bytes, human_count
+
+COMMENT_LIMIT = 65_536
+MAX_TEXT = 300
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
+ATTENTION_GLYPHS = {
+    "kda": "K",
+    "gdn": "G",
+    "mamba": "m",
+    "mla": "M",
+    "mha": "A",
+    "gqa": "A",
+    "mqa": "A",
+    "swa": "S",
+    "compressed": "C",
+    "none": ".",
+}
+MLP_GLYPHS = {"moe": "E", "dense": "F", "none": "."}
+
+
+def _clip(text: str, limit: int = MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def md(value: Any, limit: int = MAX_TEXT) -> str:
+    """Text from the Hub as inert markdown: no HTML, no mentions, no table breaks."""
+    text = _clip(re.sub(r"[\r\n\t]+", " ", str(value)), limit)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return text.replace("@", "@&#8203;")
+
+
+def code(value: Any, limit: int = MAX_TEXT, table: bool = True) -> str:
+    """An inline code span that its content cannot end early; ``|`` escaped for table cells."""
+    text = _clip(re.sub(r"[\r\n\t]+", " ", value if isinstance(value, str) else json.dumps(value)), limit)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    if text.startswith("`") or text.endswith("`") or not text.strip():
+        text = f" {text} "
+    if table:
+        text = text.replace("|", "\\|")
+    return f"{fence}{text}{fence}"
+
+
+def number(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value.is_integer() else f"{value:,.4g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)
+
+
+def figure(value: Any, unit: str) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return number(value)
+    if unit == "params":
+        return f"{number(value)} ({human_count(value)})" if value >= 1000 else number(value)
+    if unit == "bytes":
+        return f"{number(value)} ({human_bytes(value)})" if value >= 1000 else f"{number(value)} B"
+    return number(value)
+
+
+def layer_strip(metrics: Metrics) -> tuple[str, str]:
+    attention, mlp = [], []
+    for layer in metrics.layers:
+        if layer.mtp:
+            continue
+        glyph = ATTENTION_GLYPHS.get(layer.attention, "?")
+        if layer.attention == "dsa":
+            glyph = "D" if layer.indexer != "shared" else "d"
+        attention.append(glyph)
+        mlp.append(MLP_GLYPHS.get(layer.mlp, "?"))
+    return "".join(attention), "".join(mlp)
+
+
+def architecture_rows(old: Metrics, new: Metrics) -> list[tuple[str, str, str]]:
+    def row(label: str, get: Any) -> tuple[str, str, str]:
+        return label, get(old), get(new)
+
+    def cfg(*keys: str) -> Any:
+        return lambda m: number(m.cfg.get(*keys)) if m.cfg.get(*keys) is not None else "-"
+
+    def rope(m: Metrics) -> str:
+        params = m.cfg.get("rope_parameters")
+        theta = params.get("rope_theta") if isinstance(params, dict) else m.cfg.get("rope_theta")
+        return number(theta) if theta is not None else "-"
+
+    def layers(m: Metrics) -> str:
+        f = m.figures()
+        return f"{f['layers']}" + (f" (+{f['mtp_layers']} MTP)" if f["mtp_layers"] else "")
+
+    def experts(m: Metrics) -> str:
+        e = m.experts
+        if not e["moe_layers"]:
+            return "dense"
+        shared = f" + {e['shared_per_layer']} shared" if e["shared_per_layer"] else ""
+        return (
+            f"{e['routed_per_layer']} routed{shared}, top-{e['experts_per_token']}, "
+            f"{human_count(e['params_per_routed_expert'])} each, {e['moe_layers']} MoE layers"
+        )
+
+    def indexer(m: Metrics) -> str:
+        i = m.indexer_summary()
+        if not (i["own"] or i["shared"]):
+            return "-"
+        return (
+            f"runs in {i['own']}, {i['shared']} reuse; tensors in {i['layers_with_indexer_tensors']} layers"
+        )
+
+    def kv(m: Metrics) -> str:
+        text = f"{m.kv.bytes_per_token:,} B ({human_bytes(m.kv.bytes_per_token)})"
+        return text
+
+    return [
+        row("layers", layers),
+        row("attention", lambda m: number(m.attention_layers())),
+        row("DSA indexer", indexer),
+        row("experts", experts),
+        row("hidden size", cfg("hidden_size")),
+        row(
+            "attention heads / KV heads",
+            lambda m: f"{number(m.cfg.num_heads)} / {number(m.cfg.num_kv_heads)}",
+        ),
+        row(
+            "kv_lora_rank + qk_rope_head_dim",
+            lambda m: (
+                f"{m.cfg.number('kv_lora_rank')} + {m.cfg.number('qk_rope_head_dim', default=0)}"
+                if m.cfg.is_mla
+                else "-"
+            ),
+        ),
+        row("vocabulary", cfg("vocab_size")),
+        row("context (max_position_embeddings)", cfg("max_position_embeddings")),
+        row("rope theta", rope),
+        row("parameters", lambda m: human_count(m.params.total)),
+        row("active per token", lambda m: human_count(m.active_params)),
+        row("vision tower", lambda m: human_count(m.params.by_component.get("vision_tower", 0)) or "-"),
+        row(f"KV cache per token ({new.kv.profile}, {new.kv.kv_dtype})", kv),
+        row(
+            "recurrent state per sequence",
+            lambda m: human_bytes(m.kv.state_bytes_per_sequence, 2) if m.kv.state_bytes_per_sequence else "-",
+        ),
+    ]
+
+
+def kv_derivation(metrics: Metrics) -> str:
+    terms = [f"{g.layers} × {g.formula}" for g in metrics.kv.groups if g.window_tokens is None]
+    return " + ".join(terms) + f" = {metrics.kv.bytes_per_token:,} bytes/token" if terms else "no KV cache"
+
+
+def environment(template_dir: Path | None = None) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = []
+    if template_dir is not None:
+        loaders.append(jinja2.FileSystemLoader(str(template_dir)))
+    loaders.append(jinja2.FileSystemLoader(str(files("hubdiff.templates"))))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        autoescape=False,  # markdown, escaped field by field with md/code
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        md=md, code=code, number=number, count=human_count, bytes=human_bytes, gib=gib, figure=figure
+    )
+    env.globals.update(
+        layer_strip=layer_strip, architecture_rows=architecture_rows, kv_derivation=kv_derivation
+    )
+    return env
+
+
+def render(
+    report: Report,
+    form: str = "report",
+    template_dir: Path | None = None,
+    max_rows: int | None = None,
+    full_report: str | None = None,
+    marker: str = "hubdiff",
+) -> str:
+    """``form``: report (full markdown), comment (PR comment), summary (job summary) or text."""
+    name = {
+        "report": "report.md.j2",
+        "comment": "comment.md.j2",
+        "summary": "summary.md.j2",
+        "text": "report.txt.j2",
+    }[form]
+    template = environment(template_dir).get_template(name)
+    return template.render(
+        report=report, max_rows=max_rows, full_report=full_report, marker=md(marker), results=report.results
+    )
+
+
+def render_comment(
+    report: Report,
+    template_dir: Path | None = None,
+    full_report: str | None = None,
+    limit: int = COMMENT_LIMIT,
+    marker: str = "hubdiff",
+) -> str:
+    """The PR comment, cut down until it fits GitHub's limit; what was cut is said, with the report's path."""
+    for rows in (None, 200, 50, 10, 0):
+        text = render(report, "comment", template_dir, rows, full_report, marker)
+        if len(text) <= limit:
+            return text
+    note = f"\n\n… cut to fit a comment; the full report is {md(full_report or 'in the job artifacts')}\n"
+    return text[: limit - len(note)] + note
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    out = {"kind": report.kind, "exit_code": report.exit_code, "results": []}
+    for r in report.results:
+        entry: dict[str, Any] = {
+            "title": r.title,
+            "status": r.status,
+            "headline": r.headline,
+            "error": r.error,
+        }
+        c = r.comparison
+        if c is not None:
+            entry["old"] = {"label": c.old.label, "sha": c.old.snapshot.sha}
+            entry["new"] = {"label": c.new.label, "sha": c.new.snapshot.sha}
+            entry["config"] = [
+                {
+                    "path": x.path,
+                    "kind": x.kind,
+                    "old": x.old,
+                    "new": x.new,
+                    "category": x.category,
+                    "rule": x.rule,
+                    "summary": x.summary,
+                }
+                for x in c.config
+            ]
+            t = c.tensors
+            entry["tensors"] = {
+                "old_count": t.old_count,
+                "new_count": t.new_count,
+                "added": [
+                    {"pattern": p.name, "dtype": p.dtype, "shape": list(p.shape), "count": p.count}
+                    for p in t.added
+                ],
+                "removed": [
+                    {"pattern": p.name, "dtype": p.dtype, "shape": list(p.shape), "count": p.count}
+                    for p in t.removed
+                ],
+                "changed": [
+                    {
+                        "pattern": x.pattern.name,
+                        "old": [x.old_dtype, list(x.old_shape)],
+                        "new": [x.pattern.dtype, list(x.pattern.shape)],
+                        "count": x.pattern.count,
+                    }
+                    for x in t.changed
+                ],
+                "templates": [vars(x) for x in t.templates],
+                "cross_model": [vars(x) for x in t.cross_model],
+            }
+            entry["metrics"] = [
+                {"name": m.name, "old": m.old, "new": m.new, "delta": m.delta, "ratio": m.ratio}
+                for m in c.metrics
+            ]
+            entry["kv_variants"] = [vars(v) for v in r.kv_variants]
+        entry["claims"] = [
+            {
+                "name": x.claim.name,
+                "stated": x.claim.stated,
+                "measured": x.measured,
+                "holds": x.holds,
+                "rule": x.rule,
+                "line": x.claim.line,
+            }
+            for x in r.claims
+        ]
+        out["results"].append(entry)
+    return out

@@ -1,0 +1,222 @@
+"""The two jobs users run: ``diff`` (any two sources) and ``check`` (the Hub against the baselines).
+
+Each turns sources into snapshots, snapshots into metrics, pairs into comparisons, and returns a
+Report for the renderers. A source that cannot be read is reported and the others go on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ._compare import Comparison, Side, compare
+from ._compare.claims import ClaimResult, evaluate
+from ._compare.config_diff import ConfigChange
+from ._metrics import Metrics, MetricsOptions, compute_metrics
+from ._source import Sources, SourceSpec, parse_source
+from .baseline import Baseline, RepoBaseline, load_baseline
+from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError
+from .patterns import parse_index_set
+
+
+@dataclass(frozen=True)
+class KVVariant:
+    """The KV comparison under another reading of an ambiguous config (e.g. indexer key pooling)."""
+
+    label: str
+    old_bytes: int
+    new_bytes: int
+
+
+@dataclass(frozen=True)
+class RepoResult:
+    title: str
+    comparison: Comparison | None = None
+    claims: tuple[ClaimResult, ...] = ()
+    error: str | None = None
+    allowed: tuple[str, ...] = ()
+    baseline: Path | None = None
+    line: int | None = None
+    kv_variants: tuple[KVVariant, ...] = ()
+    fail_on_any_change: bool = False  # diff: any difference counts; check: cosmetic and allowed do not
+
+    @property
+    def broken_claims(self) -> list[ClaimResult]:
+        return [c for c in self.claims if not c.holds]
+
+    def blocking_config(self) -> list[ConfigChange]:
+        if self.comparison is None:
+            return []
+        if self.fail_on_any_change:
+            return list(self.comparison.config)
+        return [
+            c
+            for c in self.comparison.config
+            if c.category != "cosmetic"
+            and c.path not in self.allowed
+            and c.path.split(".")[0] not in self.allowed
+        ]
+
+    @property
+    def changed(self) -> bool:
+        c = self.comparison
+        if c is None:
+            return False
+        return bool(self.blocking_config() or not c.tensors.empty or c.metrics)
+
+    @property
+    def status(self) -> str:
+        if self.error:
+            return "error"
+        if self.broken_claims:
+            return "broken claims"
+        if self.changed:
+            return "changed"
+        return "ok"
+
+    @property
+    def headline(self) -> str:
+        if self.error:
+            return f"{self.title}: could not be read ({self.error})"
+        c = self.comparison
+        assert c is not None
+        parts = []
+        if c.same_commit and not self.fail_on_any_change:
+            parts.append(f"unchanged at {c.new.snapshot.sha[:12]}")
+        arch = c.config_by("architectural")
+        if arch:
+            keys = ", ".join(x.path for x in arch[:4]) + (
+                f" and {len(arch) - 4} more" if len(arch) > 4 else ""
+            )
+            parts.append(f"{len(arch)} architectural config change{'s' if len(arch) != 1 else ''} ({keys})")
+        other = len(c.config) - len(arch)
+        if other:
+            parts.append(f"{other} other config change{'s' if other != 1 else ''}")
+        t = c.tensors
+        moved = _layer_moves(c)
+        if moved:
+            parts.append(moved)
+        if t.removed or t.added or t.changed:
+            parts.append(
+                f"tensors {t.old_count:,} -> {t.new_count:,} ({sum(p.count for p in t.removed):,} removed, "
+                f"{sum(p.count for p in t.added):,} added, {sum(x.pattern.count for x in t.changed):,} reshaped)"
+            )
+        kv = next((m for m in c.metrics if m.name == "kv_bytes_per_token"), None)
+        if kv is not None and kv.ratio:
+            parts.append(f"KV cache per token {kv.old:,} -> {kv.new:,} bytes ({kv.ratio:.1f}x)")
+        if self.broken_claims:
+            parts.append(f"{len(self.broken_claims)} claim(s) no longer hold")
+        if not parts:
+            parts.append("no differences")
+        return f"{self.title}: " + "; ".join(parts) + "."
+
+
+def _layer_moves(c: Comparison) -> str:
+    """The biggest group of tensor kinds whose layer set changed: "self_attn.indexer.* tensors leave 57 layers"."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for x in c.tensors.templates:
+        if x.old_count and x.new_count and x.old_layers != x.new_layers:
+            groups.setdefault((x.old_layers, x.new_layers), []).append(x.template)
+    if not groups:
+        return ""
+    (old, new), templates = max(groups.items(), key=lambda kv: len(kv[1]))
+    before, after = set(parse_index_set(old)), set(parse_index_set(new))
+    tails = [t.split("*", 1)[1].lstrip(".") if "*" in t else t for t in templates]
+    split = [t.split(".") for t in tails]
+    shared = []
+    for parts in zip(*split):
+        if len(set(parts)) != 1:
+            break
+        shared.append(parts[0])
+    common = ".".join(shared[: min(len(x) for x in split) - 1])
+    label = f"{common}.* tensors" if common else f"{len(templates)} tensor kinds"
+    if after < before:
+        return f"{label} leave {len(before - after)} of {len(before)} layers ({len(before)} -> {len(after)})"
+    if before < after:
+        return f"{label} join {len(after - before)} layers ({len(before)} -> {len(after)})"
+    return f"{label} move from layers {old} to {new}"
+
+
+@dataclass(frozen=True)
+class Report:
+    kind: str  # "diff" or "check"
+    results: tuple[RepoResult, ...]
+    options: MetricsOptions = field(default_factory=MetricsOptions)
+
+    @property
+    def exit_code(self) -> int:
+        if any(r.error for r in self.results):
+            return EXIT_SOURCE
+        if any(r.status != "ok" for r in self.results):
+            return EXIT_CHANGED
+        return EXIT_OK
+
+
+def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions) -> Side:
+    snapshot = sources.open(spec)
+    return Side(snapshot.label, snapshot, compute_metrics(snapshot, options))
+
+
+def _kv_variants(old: Side, new: Side, options: MetricsOptions) -> tuple[KVVariant, ...]:
+    pooled = any((s.metrics.cfg.number("index_kpool", default=1) or 1) > 1 for s in (old, new))
+    if not pooled or options.indexer_pooling != "auto":
+        return ()
+    out = []
+    for mode, label in (
+        ("stored", "index_kpool shrinks the stored indexer keys"),
+        ("scan", "index_kpool shrinks only the scan"),
+    ):
+        alt = replace(options, indexer_pooling=mode)
+        a = compute_metrics(old.snapshot, alt).kv.bytes_per_token
+        b = compute_metrics(new.snapshot, alt).kv.bytes_per_token
+        out.append(KVVariant(label, a, b))
+    return tuple(out)
+
+
+def run_diff(old: str, new: str, sources: Sources, options: MetricsOptions) -> Report:
+    specs = [parse_source(old), parse_source(new)]
+    sides = [_side(sources, spec, options) for spec in specs]
+    comparison = compare(sides[0], sides[1])
+    title = f"{specs[0]} -> {specs[1]}"
+    result = RepoResult(
+        title, comparison, kv_variants=_kv_variants(sides[0], sides[1], options), fail_on_any_change=True
+    )
+    return Report("diff", (result,), options)
+
+
+def check_repo(baseline: Baseline, repo: RepoBaseline, sources: Sources) -> tuple[RepoResult, Metrics | None]:
+    title = f"{repo.repo}@{repo.revision}"
+    try:
+        new = _side(sources, SourceSpec("hub", repo.repo, repo.revision), repo.options)
+    except HubdiffError as exc:
+        problem = exc.problem if isinstance(exc, SourceError) else str(exc)
+        return RepoResult(title, error=problem, baseline=baseline.path, line=repo.line), None
+    expected = repo.expected_snapshot()
+    old = Side(
+        f"{repo.repo}@{(repo.sha or 'baseline')[:12]} (baseline)",
+        expected,
+        compute_metrics(expected, repo.options),
+    )
+    recorded: dict[str, Any] | None = repo.metrics or None
+    comparison = compare(old, new, recorded)
+    claims = tuple(evaluate(c, new.metrics.figures(), new.snapshot.config) for c in repo.claims)
+    result = RepoResult(
+        title,
+        comparison,
+        claims,
+        allowed=repo.allow_changes,
+        baseline=baseline.path,
+        line=repo.line,
+        kv_variants=_kv_variants(old, new, repo.options),
+    )
+    return result, new.metrics
+
+
+def run_check(paths: list[Path], sources: Sources) -> Report:
+    baselines = [load_baseline(p) for p in paths]  # every file is validated before anything is fetched
+    results = []
+    for baseline in baselines:
+        for repo in baseline.repos:
+            results.append(check_repo(baseline, repo, sources)[0])
+    return Report("check", tuple(results))
