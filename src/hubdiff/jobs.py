@@ -86,7 +86,7 @@ class RepoResult:
             parts.append(f"unchanged at {c.new.snapshot.sha[:12]}")
         arch = c.config_by("architectural")
         if arch:
-            keys = ", ".join(x.path for x in arch[:4]) + (
+            keys = ", ".join(x.path if len(x.path) <= 60 else x.path[:59] + "…" for x in arch[:4]) + (
                 f" and {len(arch) - 4} more" if len(arch) > 4 else ""
             )
             parts.append(f"{len(arch)} architectural config change{'s' if len(arch) != 1 else ''} ({keys})")
@@ -99,12 +99,12 @@ class RepoResult:
             parts.append(moved)
         if t.removed or t.added or t.changed:
             parts.append(
-                f"tensors {t.old_count:,} -> {t.new_count:,} ({sum(p.count for p in t.removed):,} removed, "
+                f"tensors {t.old_count:,} → {t.new_count:,} ({sum(p.count for p in t.removed):,} removed, "
                 f"{sum(p.count for p in t.added):,} added, {sum(x.pattern.count for x in t.changed):,} reshaped)"
             )
         kv = next((m for m in c.metrics if m.name == "kv_bytes_per_token"), None)
         if kv is not None and kv.ratio:
-            parts.append(f"KV cache per token {kv.old:,} -> {kv.new:,} bytes ({kv.ratio:.1f}x)")
+            parts.append(f"KV cache per token {kv.old:,} → {kv.new:,} bytes ({kv.ratio:.1f}×)")
         if self.broken_claims:
             parts.append(f"{len(self.broken_claims)} claim(s) no longer hold")
         if not parts:
@@ -132,9 +132,9 @@ def _layer_moves(c: Comparison) -> str:
     common = ".".join(shared[: min(len(x) for x in split) - 1])
     label = f"{common}.* tensors" if common else f"{len(templates)} tensor kinds"
     if after < before:
-        return f"{label} leave {len(before - after)} of {len(before)} layers ({len(before)} -> {len(after)})"
+        return f"{label} leave {len(before - after)} of {len(before)} layers ({len(before)} → {len(after)})"
     if before < after:
-        return f"{label} join {len(after - before)} layers ({len(before)} -> {len(after)})"
+        return f"{label} join {len(after - before)} layers ({len(before)} → {len(after)})"
     return f"{label} move from layers {old} to {new}"
 
 
@@ -178,7 +178,7 @@ def run_diff(old: str, new: str, sources: Sources, options: MetricsOptions) -> R
     specs = [parse_source(old), parse_source(new)]
     sides = [_side(sources, spec, options) for spec in specs]
     comparison = compare(sides[0], sides[1])
-    title = f"{specs[0]} -> {specs[1]}"
+    title = f"{specs[0]} → {specs[1]}"
     result = RepoResult(
         title, comparison, kv_variants=_kv_variants(sides[0], sides[1], options), fail_on_any_change=True
     )

@@ -31,7 +31,7 @@ class ClaimResult:
     claim: Claim
     measured: Any
     holds: bool
-    rule: str  # how it was checked, e.g. "5,950 <= x <= 6,050"
+    rule: str  # how it was checked, e.g. "5,950 ≤ x ≤ 6,050"
 
 
 def _bounds(claim: Claim, unit: str) -> tuple[float, float, float]:
@@ -86,4 +86,4 @@ def evaluate(claim: Claim, figures: dict[str, Any], config: dict[str, Any]) -> C
         return ClaimResult(claim, measured, actual == expected, "equal")
     _, low, high = _bounds(claim, FIGURE_UNITS[claim.name])
     holds = isinstance(measured, (int, float)) and low <= measured <= high
-    return ClaimResult(claim, measured, holds, f"{low:,.6g} <= x <= {high:,.6g}")
+    return ClaimResult(claim, measured, holds, f"{low:,.6g} ≤ x ≤ {high:,.6g}")

@@ -21,6 +21,7 @@ from ..units import gib, human_bytes, human_count
 
 COMMENT_LIMIT = 65_536
 MAX_TEXT = 300
+_MENTION = re.compile(r"(^|[^A-Za-z0-9_.+-])@")  # an @ that GitHub would read as a mention
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
 ATTENTION_GLYPHS = {
     "kda": "K",
@@ -46,7 +47,7 @@ def md(value: Any, limit: int = MAX_TEXT) -> str:
     text = _clip(re.sub(r"[\r\n\t]+", " ", str(value)), limit)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
-    return text.replace("@", "@&#8203;")
+    return _MENTION.sub(r"\1@&#8203;", text)
 
 
 def code(value: Any, limit: int = MAX_TEXT, table: bool = True) -> str:
@@ -81,6 +82,10 @@ def figure(value: Any, unit: str) -> str:
     if unit == "bytes":
         return f"{number(value)} ({human_bytes(value)})" if value >= 1000 else f"{number(value)} B"
     return number(value)
+
+
+def gigabytes(value: float) -> str:
+    return f"{value / 1e9:.2f} GB"
 
 
 def layer_strip(metrics: Metrics) -> tuple[str, str]:
@@ -131,8 +136,8 @@ def architecture_rows(old: Metrics, new: Metrics) -> list[tuple[str, str, str]]:
         )
 
     def kv(m: Metrics) -> str:
-        text = f"{m.kv.bytes_per_token:,} B ({human_bytes(m.kv.bytes_per_token)})"
-        return text
+        n = m.kv.bytes_per_token
+        return f"{n:,} B ({human_bytes(n)})" if n >= 1000 else f"{n:,} B"
 
     return [
         row("layers", layers),
@@ -185,7 +190,14 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        md=md, code=code, number=number, count=human_count, bytes=human_bytes, gib=gib, figure=figure
+        md=md,
+        code=code,
+        number=number,
+        count=human_count,
+        bytes=human_bytes,
+        gib=gib,
+        figure=figure,
+        gb=gigabytes,
     )
     env.globals.update(
         layer_strip=layer_strip, architecture_rows=architecture_rows, kv_derivation=kv_derivation

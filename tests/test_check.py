@@ -1,0 +1,164 @@
+"""hubdiff check and baselines: claims at their stated precision, validation with file:line, updates."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hubdiff._render.markdown import md
+from hubdiff.baseline import load_baseline
+from hubdiff.errors import BaselineError
+from hubdiff.testing import CommitSpec, RepoSpec
+
+REPO_BASELINES = Path(__file__).parent.parent / "baselines"
+
+
+def hubdiff(*args, endpoint, cwd=None):
+    env = {**os.environ, "HF_ENDPOINT": endpoint}
+    return subprocess.run(
+        [sys.executable, "-m", "hubdiff", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_embedded_baselines_pass(example_hub, tmp_path):
+    result = hubdiff(
+        "check",
+        str(REPO_BASELINES / "glm-5.yaml"),
+        "--format",
+        "text",
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--summary",
+        str(tmp_path / "summary.md"),
+        endpoint=example_hub.endpoint,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "zai-org/GLM-5.3-Flash@main: unchanged at 600a281f210c." in result.stdout
+    assert "claim   kv_bytes_per_token: stated 6.0 KB, measured 5,984: holds" in result.stdout
+    assert "✅" in (tmp_path / "summary.md").read_text()
+
+
+def test_a_wrong_claim_fails_with_stated_and_measured(example_hub, tmp_path):
+    data = yaml.safe_load((REPO_BASELINES / "glm-5.yaml").read_text())
+    data["repos"]["zai-org/GLM-5.3-Flash"]["claims"]["kv_bytes_per_token"] = "5.0 KB"
+    path = tmp_path / "glm-5.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    line = next(
+        i for i, text in enumerate(path.read_text().splitlines(), 1) if "kv_bytes_per_token: 5.0 KB" in text
+    )
+    result = hubdiff(
+        "check",
+        str(path),
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--output",
+        str(tmp_path / "r.md"),
+        "--comment",
+        str(tmp_path / "comment.md"),
+        endpoint=example_hub.endpoint,
+    )
+    assert result.returncode == 1, result.stderr
+    report = (tmp_path / "r.md").read_text()
+    where = md(f"{path}:{line}")
+    assert f"| `kv_bytes_per_token` ({where}) | `5.0 KB` | 5,984 | **NO** (4,950 ≤ x ≤ 5,050) |" in report
+    comment = (tmp_path / "comment.md").read_text()
+    assert comment.startswith("<!-- hubdiff:hubdiff -->") and "Claims that no longer hold" in comment
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda d: d.update(famly="x"), "famly: unknown key"),
+        (
+            lambda d: d["repos"]["zai-org/GLM-5"].update(sha="abc"),
+            "repos.zai-org/GLM-5.sha: must be a 40-character",
+        ),
+        (
+            lambda d: d["repos"]["zai-org/GLM-5"]["claims"].update(kv_bytes_per_token="6.0 M"),
+            "claims.kv_bytes_per_token: claim kv_bytes_per_token: unit 'M' does not fit a bytes figure",
+        ),
+        (lambda d: d["repos"]["zai-org/GLM-5"]["claims"].update(kv_bytez=1), "unknown figure 'kv_bytez'"),
+        (
+            lambda d: d["repos"]["zai-org/GLM-5"].update(metrics_options={"kv_dtype": "fp7"}),
+            "unknown KV dtype",
+        ),
+        (lambda d: d["repos"]["zai-org/GLM-5"].update(allow_changes="x"), "must be a list of config keys"),
+    ],
+    ids=["unknown-key", "bad-sha", "wrong-unit", "unknown-figure", "bad-option", "wrong-type"],
+)
+def test_baseline_validation_names_file_and_line(tmp_path, edit, problem):
+    data = yaml.safe_load((REPO_BASELINES / "glm-5.yaml").read_text())
+    edit(data)
+    path = tmp_path / "b.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(BaselineError) as info:
+        load_baseline(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:") and problem in message
+    line = int(message.split(":")[1])
+    key = problem.split(":")[0].split(".")[-1].strip() if ":" in problem else None
+    if key and key.isidentifier():
+        assert key in path.read_text().splitlines()[line - 1]
+
+
+def test_cli_exit_2_on_a_broken_baseline(tmp_path):
+    path = tmp_path / "b.yaml"
+    path.write_text("family: x\nrepos:\n  org/m:\n    claims:\n      kv_bytes_per_token: [1]\n")
+    result = hubdiff("check", str(path), endpoint="http://127.0.0.1:9")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"hubdiff: {path}:5: repos.org/m.claims.kv_bytes_per_token:")
+
+
+def test_init_change_update_cycle_keeps_claims_and_notes(hub, tmp_path):
+    tensors = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (64, 64)) for i in range(4)]
+    cfg = b'{"hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4, "vocab_size": 100}'
+    hub.add(RepoSpec("org/m", [CommitSpec({"config.json": cfg}, tensors)]))
+    cache = ["--cache-dir", str(tmp_path / "c")]
+    run = lambda *a: hubdiff(*a, *cache, endpoint=hub.endpoint, cwd=tmp_path)  # noqa: E731
+    assert run("baseline", "init", "org/m", "--family", "fam").returncode == 0
+    path = tmp_path / "baselines" / "fam.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["notes"] = "hand-written notes"
+    data["repos"]["org/m"]["claims"] = {"layers": 4}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert run("check").returncode == 0
+    new_cfg = cfg.replace(b'"vocab_size": 100', b'"vocab_size": 100, "transformers_version": "9"')
+    hub.push("org/m", CommitSpec({"config.json": new_cfg}, tensors, title="cosmetic"))
+    assert run("check").returncode == 0  # transformers_version is allowed to change by default
+    wider = [(n, d, (128, 64)) for n, d, _ in tensors]
+    hub.push(
+        "org/m",
+        CommitSpec(
+            {"config.json": new_cfg.replace(b'"hidden_size": 64', b'"hidden_size": 128')},
+            wider,
+            title="wider",
+        ),
+    )
+    changed = run("check", "--format", "text")
+    assert changed.returncode == 1
+    assert "hidden_size: 64 -> 128" in changed.stdout
+    assert (
+        "reshape model.layers.{0-3}.self_attn.q_proj.weight: BF16 [64, 64] -> BF16 [128, 64]"
+        in changed.stdout
+    )
+    before = path.read_text()
+    hub.add_fault(
+        __import__("hubdiff.testing", fromlist=["Fault"]).Fault("/api/models/org/m", status=404, times=1)
+    )
+    failed = run("baseline", "update", "--retries", "0")
+    assert failed.returncode == 3 and path.read_text() == before  # a failed run leaves the baseline as it was
+    assert run("baseline", "update").returncode == 0
+    after = yaml.safe_load(path.read_text())
+    assert after["notes"] == "hand-written notes" and after["repos"]["org/m"]["claims"] == {"layers": 4}
+    assert after["repos"]["org/m"]["sha"] == hub.repos["org/m"].branches["main"]
+    assert run("check").returncode == 0
+    shutil.rmtree(tmp_path / "c")

@@ -1,0 +1,105 @@
+"""hubdiff diff on the embedded example: the founding comparison as one command."""
+
+import json
+
+import pytest
+
+from hubdiff._compare.config_diff import diff_configs
+from hubdiff._metrics import MetricsOptions
+from hubdiff._render.markdown import render
+from hubdiff._source import HubSettings, Sources
+from hubdiff._source.cache import SnapshotCache
+from hubdiff.jobs import run_diff
+from hubdiff.testing.example import example_dir
+
+
+@pytest.fixture(scope="module")
+def sources(example_hub, tmp_path_factory):
+    return Sources(
+        HubSettings(endpoint=example_hub.endpoint), SnapshotCache(tmp_path_factory.mktemp("cache"))
+    )
+
+
+def real_config(name):
+    return json.loads((example_dir() / name / "config.json").read_text())
+
+
+def test_glm5_to_glm53(sources):
+    report = run_diff("zai-org/GLM-5", "zai-org/GLM-5.3", sources, MetricsOptions(kv_dtype="fp8"))
+    result = report.results[0]
+    changes = {c.path: c for c in result.comparison.config}
+    assert (changes["rope_parameters.rope_theta"].old, changes["rope_parameters.rope_theta"].new) == (
+        1_000_000,
+        8_000_000,
+    )
+    assert (changes["max_position_embeddings"].old, changes["max_position_embeddings"].new) == (
+        202_752,
+        1_048_576,
+    )
+    assert changes["index_topk_freq"].kind == "added" and changes["index_topk_freq"].new == 4
+    assert changes["indexer_types"].summary == "78 entries: 57 shared, 21 full"
+    assert changes["transformers_version"].category == "cosmetic"
+    assert changes["index_topk_pattern"].category == "cosmetic"  # added as null
+    # every difference between the two real configs is reported, and only those
+    old, new = real_config("GLM-5"), real_config("GLM-5.3")
+    expected = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k) or (k in old) != (k in new)}
+    expected = {("rope_parameters.rope_theta" if k == "rope_parameters" else k) for k in expected}
+    assert set(changes) == expected
+    assert all(
+        c.category in ("architectural", "behavioural", "cosmetic") and c.rule for c in changes.values()
+    )
+    # indexer tensors leave 57 of the 78 main layers (79 with MTP -> 22)
+    templates = {t.template: t for t in result.comparison.tensors.templates}
+    wk = templates["model.layers.*.self_attn.indexer.wk.weight"]
+    assert (wk.old_count, wk.new_count, wk.old_layers, wk.new_layers) == (79, 22, "0-78", "0-2,6-78/4")
+    assert len(templates) == 5 and not result.comparison.tensors.added
+    assert "self_attn.indexer.* tensors leave 57 of 79 layers (79 → 22)" in result.headline
+    assert report.exit_code == 1
+
+
+def test_glm53_to_flash_reproduces_the_seed(sources):
+    report = run_diff(
+        "zai-org/GLM-5.3", "zai-org/GLM-5.3-Flash", sources, MetricsOptions(kv_dtype="fp8", context=1_048_576)
+    )
+    result = report.results[0]
+    cross = {x.tail: (x.old, x.new) for x in result.comparison.tensors.cross_model}
+    assert cross["self_attn.kv_a_proj_with_mqa.weight"] == ("BF16 [576, 6144]", "BF16 [512, 4096]")
+    variants = {v.label: (v.old_bytes, v.new_bytes) for v in result.kv_variants}
+    assert variants["index_kpool shrinks the stored indexer keys"] == (47_616, 5_984)
+    assert variants["index_kpool shrinks only the scan"] == (47_616, 7_040)
+    text = render(report)
+    for line in [
+        "| attention | dsa 78 | dsa 11, kda 34 ◀ |",
+        "| kv_lora_rank + qk_rope_head_dim | 512 + 64 | 512 + 0 ◀ |",
+        "- zai-org/GLM-5.3@968e04d82b25: 78 × (512 + 64) × 1 + 21 × 128 × 1 = 47,616 bytes/token",
+        "- zai-org/GLM-5.3-Flash@600a281f210c: 11 × (512 + 0) × 1 + 11 × 128 / 4 × 1 = 5,984 bytes/token",
+        "- if index_kpool shrinks the stored indexer keys: 47,616 vs 5,984 bytes/token, 8.0×",
+        "- if index_kpool shrinks only the scan: 47,616 vs 7,040 bytes/token, 6.8×",
+        "- at 1,048,576 tokens: 49.9 GB (zai-org/GLM-5.3@968e04d82b25); at 1,048,576 tokens: 6.3 GB + 0.07 GB of "
+        "recurrent state (zai-org/GLM-5.3-Flash@600a281f210c)",
+        "| `self_attn.kv_a_proj_with_mqa.weight` | `BF16 [576, 6144]` | `BF16 [512, 4096]` |",
+        "new attn KKKDKKKDKKKDKKKDKKKDKKKDKKKDKKKDKKKDKKKDKKKDK",
+    ]:
+        assert line in text, line
+
+
+def test_numbers_compare_as_numbers_and_nesting_is_followed():
+    old = {"rope_theta": 1000000, "text_config": {"hidden_size": 4096, "rope_parameters": {"factor": 8}}}
+    new = {"rope_theta": 1e6, "hidden_size": 4096, "rope_parameters": {"factor": 16.0}, "torch_dtype": None}
+    changes = {c.path: c for c in diff_configs(old, new)}
+    assert set(changes) == {"rope_parameters.factor", "torch_dtype"}
+    assert changes["rope_parameters.factor"].category == "architectural"
+    assert changes["torch_dtype"].category == "cosmetic"
+
+
+def test_dtype_spelling_is_cosmetic():
+    changes = diff_configs({"torch_dtype": "bfloat16"}, {"dtype": "bfloat16"})
+    assert {c.path: c.rule for c in changes} == {
+        "dtype": "dtype key spelling (torch_dtype <-> dtype)",
+        "torch_dtype": "dtype key spelling (torch_dtype <-> dtype)",
+    }
+
+
+def test_same_revision_twice_is_no_difference(sources):
+    report = run_diff("zai-org/GLM-5", "zai-org/GLM-5@main", sources, MetricsOptions())
+    assert report.exit_code == 0 and report.results[0].headline.endswith("no differences.")
