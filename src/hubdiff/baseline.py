@@ -8,7 +8,10 @@ atomically; re-recording keeps claims, notes and allowed changes.
 
 from __future__ import annotations
 
+import fcntl
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -299,21 +302,38 @@ def write_baseline(path: Path, data: dict[str, Any]) -> None:
     atomic_write_text(path, text)
 
 
-def update_baseline(baseline: Baseline, sources: Any, only: set[str] | None = None) -> list[str]:
-    """Re-record every repo (or those in ``only``) at its tracked revision; one atomic write per file."""
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Serialise read-modify-write of one baseline between processes (two watch runs at once)."""
+    lock = path.with_name(f".{path.name}.lock")
+    with lock.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def update_baseline(
+    path: Path, sources: Any, only: set[str] | None = None, revisions: dict[str, str] | None = None
+) -> list[str]:
+    """Re-record the repos of one baseline (all, or ``only``) at their tracked revision, or at the sha in
+    ``revisions``; claims, notes, options and allowed changes are kept. One atomic write, under a lock."""
     from ._metrics import compute_metrics
     from ._source import SourceSpec
 
-    data = dict(baseline.raw)
-    repos = dict(data["repos"])
     lines = []
-    for repo in baseline.repos:
-        if only and repo.repo not in only:
-            continue
-        snapshot = sources.open(SourceSpec("hub", repo.repo, repo.revision))
-        repos[repo.repo] = record_repo(snapshot, compute_metrics(snapshot, repo.options), repo.raw)
-        old = (repo.sha or "none")[:12]
-        lines.append(f"{baseline.path}: {repo.repo} {old} -> {snapshot.sha[:12]}")
-    data["repos"] = repos
-    write_baseline(baseline.path, data)
+    with locked(path):
+        baseline = load_baseline(path)  # read under the lock: another run may have just written it
+        data = dict(baseline.raw)
+        entries = dict(data["repos"])
+        for repo in baseline.repos:
+            if only is not None and repo.repo not in only:
+                continue
+            revision = (revisions or {}).get(repo.repo, repo.revision)
+            snapshot = sources.open(SourceSpec("hub", repo.repo, revision))
+            entries[repo.repo] = record_repo(snapshot, compute_metrics(snapshot, repo.options), repo.raw)
+            lines.append(f"{path}: {repo.repo} {(repo.sha or 'none')[:12]} -> {snapshot.sha[:12]}")
+        data["repos"] = entries
+        write_baseline(path, data)
     return lines

@@ -204,12 +204,40 @@ def cmd_baseline_update(args: argparse.Namespace) -> int:
     from .baseline import discover, load_baseline, update_baseline
 
     paths = discover(args.baselines, Path(args.baseline_dir))
-    baselines = [load_baseline(p) for p in paths]
+    for path in paths:
+        load_baseline(path)  # every file is validated before anything is fetched or written
     sources = sources_from(args)
-    for baseline in baselines:
-        for line in update_baseline(baseline, sources, only=set(args.repo or [])):
+    for path in paths:
+        for line in update_baseline(path, sources, only=set(args.repo) if args.repo else None):
             print(line)
     return errors.EXIT_OK
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from ._render.markdown import render
+    from .baseline import discover
+    from .jobs import Report
+    from .watch import annotations, parse_shard, run_watch, write_github_files
+
+    paths = discover(args.baselines, Path(args.baseline_dir))
+    if not paths:
+        raise errors.UsageError(f"no baselines given and none in {args.baseline_dir}/")
+    outcome = run_watch(
+        paths,
+        sources_from(args),
+        update=args.update,
+        shard=parse_shard(args.shard),
+        output_dir=Path(args.output_dir),
+        template_dir=Path(args.templates) if args.templates else None,
+    )
+    results = tuple(r for rs in outcome.results.values() for r in rs)
+    write_github_files(outcome, render(Report("watch", results), "summary"))
+    for line in annotations(outcome):
+        print(line)
+    for family, files in sorted(outcome.files.items()):
+        print(f"{family}: report {files['report']}, PR body {files['pr_body']}")
+    print(outcome.summary_line())
+    return outcome.exit_code
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -325,6 +353,25 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repo", action="append", help="only this repo (repeatable)")
     _common(b)
     b.set_defaults(func=cmd_baseline_update)
+
+    p = sub.add_parser(
+        "watch",
+        help="notice new revisions of the repos pinned in the baselines; report and (--update) re-record",
+        description=(
+            "Poll the Hub with one model listing per owner, check every repo whose sha moved against its "
+            "baseline, write reports (full, PR comment/body, job summary) and GitHub Actions outputs."
+        ),
+        epilog=EXIT_CODES + "\n  (watch: 1 means changes found and not re-recorded, or claims broken)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("baselines", nargs="*", help="baseline YAML files (default: baselines/*.yaml)")
+    p.add_argument("--baseline-dir", default="baselines")
+    p.add_argument("--update", action="store_true", help="re-record the baselines of changed repos")
+    p.add_argument("--shard", help="INDEX/COUNT: only the families of this shard (0-based), for CI matrices")
+    p.add_argument("--output-dir", default="reports", help="where reports are written (default reports)")
+    p.add_argument("--templates", help="a folder of jinja2 templates overriding the built-in ones")
+    _common(p)
+    p.set_defaults(func=cmd_watch)
 
     p = sub.add_parser(
         "demo",

@@ -177,6 +177,15 @@ class HubReader:
             None,
         )
 
+    def main_shas(self, author: str) -> dict[str, str]:
+        """Every listed repo of ``author`` with its main-branch sha: one request per page of the listing."""
+
+        def call() -> dict[str, str]:
+            models = self.api.list_models(author=author, expand=["sha", "lastModified"])
+            return {m.id: m.sha for m in models if isinstance(m.sha, str)}
+
+        return self._attempts(call, author, None, "model listing")
+
     def _json_file(self, repo: str, sha: str, path: str, limit: int) -> bytes:
         body, _ = self._get(repo, sha, path, limit)
         return body

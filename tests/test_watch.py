@@ -1,0 +1,132 @@
+"""hubdiff watch over the replica: few requests, failure isolation, updates, GitHub outputs."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from hubdiff._metrics import compute_metrics
+from hubdiff._source import HubSettings, Sources, SourceSpec
+from hubdiff._source.cache import SnapshotCache
+from hubdiff.baseline import record_repo, write_baseline
+from hubdiff.testing import CommitSpec, Fault, RepoSpec
+from hubdiff.watch import annotations, in_shard, parse_shard, run_watch
+
+CFG = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100}
+
+
+def small(repo_id, hidden=32, **kw):
+    cfg = {**CFG, "hidden_size": hidden}
+    tensors = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (hidden, hidden)) for i in range(2)]
+    return RepoSpec(repo_id, [CommitSpec({"config.json": json.dumps(cfg).encode()}, tensors)], **kw)
+
+
+def commit(hidden):
+    cfg = {**CFG, "hidden_size": hidden}
+    tensors = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (hidden, hidden)) for i in range(2)]
+    return CommitSpec({"config.json": json.dumps(cfg).encode()}, tensors, title=f"hidden {hidden}")
+
+
+def record(path: Path, family: str, repos: list[str], sources: Sources, claims=None, stale: set[str] = frozenset()):
+    entries = {}
+    for repo in repos:
+        snapshot = sources.open(SourceSpec("hub", repo, "main"))
+        entry = record_repo(snapshot, compute_metrics(snapshot), {"claims": (claims or {}).get(repo, {})})
+        if repo in stale:
+            entry["sha"] = "0" * 40
+        entries[repo] = entry
+    write_baseline(path, {"family": family, "notes": "", "repos": entries})
+
+
+def sources_for(hub, tmp_path):
+    return Sources(HubSettings(endpoint=hub.endpoint, retries=0, timeout_s=2), SnapshotCache(tmp_path / "c"))
+
+
+def test_no_change_poll_of_50_repos_in_3_orgs_costs_one_listing_per_org_page(hub, tmp_path):
+    hub.page_size = 20
+    repos = [f"org{o}/m{i:02d}" for o in range(3) for i in range(17)][:50]
+    for repo in repos:
+        hub.add(small(repo))
+    sources = sources_for(hub, tmp_path)
+    record(tmp_path / "all.yaml", "all", repos, sources)
+    hub.clear()
+    outcome = run_watch([tmp_path / "all.yaml"], sources, output_dir=tmp_path / "reports")
+    assert outcome.checked == 50 and len(outcome.unchanged) == 50 and not outcome.results
+    log = hub.log
+    assert all(e.path.startswith("/api/models?") for e in log), [e.path for e in log]
+    assert len(log) == 3  # 17 (or 16) repos per org, one page of 20 each
+    assert not (tmp_path / "reports").exists()
+    hub.page_size = 5
+    hub.clear()
+    run_watch([tmp_path / "all.yaml"], sources, output_dir=tmp_path / "reports")
+    assert len(hub.log) == 4 + 4 + 4  # ceil(17 / 5), ceil(17 / 5), ceil(16 / 5) pages
+
+
+def test_new_commit_between_two_runs_with_gated_and_failing_repos(hub, tmp_path):
+    for repo in ("org/a", "org/b"):
+        hub.add(small(repo))
+    hub.add(small("org/gated", gated=True))
+    hub.add(small("other/broken"))
+    sources = sources_for(hub, tmp_path)
+    path = tmp_path / "fam.yaml"
+    record(path, "fam", ["org/a", "org/b"], sources, claims={"org/a": {"layers": 2}})
+    data = yaml.safe_load(path.read_text())
+    for repo in ("org/gated", "other/broken"):  # recorded at an older sha, so the watch has to read them
+        data["repos"][repo] = {**data["repos"]["org/b"], "sha": "1" * 40}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    hub.add_fault(Fault("/other/broken/resolve/", status=503))
+    before = path.read_text()
+
+    first = run_watch([path], sources, output_dir=tmp_path / "r1")
+    assert first.changed_families == []
+    failed = {r.title: r.error for r in first.failed}
+    assert "gated repo" in failed["org/gated@main"] and "HTTP 503" in failed["other/broken@main"]
+    assert sorted(first.unchanged) == ["org/a", "org/b"]
+    assert path.read_text() == before and first.exit_code == 3
+
+    new_sha = hub.push("org/a", commit(64))
+    second = run_watch([path], sources, update=True, output_dir=tmp_path / "r2")
+    changed = [r for r in second.results["fam"] if not r.error]
+    assert [r.title for r in changed] == ["org/a@main"]
+    assert "hidden_size" in changed[0].headline
+    assert second.updated == {"fam": ["org/a"]}
+    after = yaml.safe_load(path.read_text())
+    assert after["repos"]["org/a"]["sha"] == new_sha and after["repos"]["org/a"]["claims"] == {"layers": 2}
+    assert after["repos"]["org/b"] == data["repos"]["org/b"]
+    body = Path(second.files["fam"]["pr_body"]).read_text()
+    assert body.startswith("<!-- hubdiff:fam -->") and "org/a@main" in body
+    assert len(annotations(second)) == 3 and second.exit_code == 3
+
+
+def test_cli_writes_github_outputs_summary_and_annotations(hub, tmp_path):
+    hub.add(small("org/a"))
+    sources = sources_for(hub, tmp_path)
+    baselines = tmp_path / "baselines"
+    baselines.mkdir()
+    record(baselines / "fam.yaml", "fam", ["org/a"], sources)
+    hub.push("org/a", commit(48))
+    env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "GITHUB_OUTPUT": str(tmp_path / "out"),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "HUBDIFF_CACHE": str(tmp_path / "c")}
+    run = subprocess.run([sys.executable, "-m", "hubdiff", "watch", "--update"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines()[0].startswith("::warning file=baselines/fam.yaml,line=")
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
+    assert outputs["changed"] == "true" and json.loads(outputs["families"]) == ["fam"]
+    assert json.loads(outputs["pr_bodies"]) == {"fam": "reports/fam.pr.md"}
+    assert outputs["summary"] == "hubdiff watch: 1 repos checked, 1 changed, baselines updated: fam"
+    assert "org/a@main" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "reports" / "fam.md").exists()
+    again = subprocess.run([sys.executable, "-m", "hubdiff", "watch"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and again.stdout.strip().endswith("1 repos checked, 0 changed")
+
+
+def test_shards_split_families_deterministically():
+    families = [f"family-{i}" for i in range(40)]
+    shards = [[f for f in families if in_shard(f, (i, 4))] for i in range(4)]
+    assert sorted(sum(shards, [])) == sorted(families) and all(shards)
+    assert parse_shard("2/4") == (2, 4) and parse_shard(None) == (0, 1)
