@@ -30,7 +30,9 @@ def commit(hidden):
     return CommitSpec({"config.json": json.dumps(cfg).encode()}, tensors, title=f"hidden {hidden}")
 
 
-def record(path: Path, family: str, repos: list[str], sources: Sources, claims=None, stale: set[str] = frozenset()):
+def record(
+    path: Path, family: str, repos: list[str], sources: Sources, claims=None, stale: set[str] = frozenset()
+):
     entries = {}
     for repo in repos:
         snapshot = sources.open(SourceSpec("hub", repo, "main"))
@@ -108,10 +110,21 @@ def test_cli_writes_github_outputs_summary_and_annotations(hub, tmp_path):
     baselines.mkdir()
     record(baselines / "fam.yaml", "fam", ["org/a"], sources)
     hub.push("org/a", commit(48))
-    env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "GITHUB_OUTPUT": str(tmp_path / "out"),
-           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "HUBDIFF_CACHE": str(tmp_path / "c")}
-    run = subprocess.run([sys.executable, "-m", "hubdiff", "watch", "--update"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "HF_ENDPOINT": hub.endpoint,
+        "GITHUB_OUTPUT": str(tmp_path / "out"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "HUBDIFF_CACHE": str(tmp_path / "c"),
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "hubdiff", "watch", "--update"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[0].startswith("::warning file=baselines/fam.yaml,line=")
     outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
@@ -120,13 +133,19 @@ def test_cli_writes_github_outputs_summary_and_annotations(hub, tmp_path):
     assert outputs["summary"] == "hubdiff watch: 1 repos checked, 1 changed, baselines updated: fam"
     assert "org/a@main" in (tmp_path / "summary.md").read_text()
     assert (tmp_path / "reports" / "fam.md").exists()
-    again = subprocess.run([sys.executable, "-m", "hubdiff", "watch"], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=120)
+    again = subprocess.run(
+        [sys.executable, "-m", "hubdiff", "watch"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert again.returncode == 0 and again.stdout.strip().endswith("1 repos checked, 0 changed")
 
 
 def test_shards_split_families_deterministically():
     families = [f"family-{i}" for i in range(40)]
     shards = [[f for f in families if in_shard(f, (i, 4))] for i in range(4)]
-    assert sorted(sum(shards, [])) == sorted(families) and all(shards)
+    assert sorted(f for shard in shards for f in shard) == sorted(families) and all(shards)
     assert parse_shard("2/4") == (2, 4) and parse_shard(None) == (0, 1)

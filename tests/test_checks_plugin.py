@@ -1,0 +1,111 @@
+"""`pytest checks/` as an analyst runs it: one test per baseline and claim, readable failures, updates."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).parent.parent
+
+
+def pytest_checks(tmp_path, endpoint, *args):
+    env = {**os.environ, "HUBDIFF_CACHE": str(tmp_path / "cache")}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(ROOT / "checks"),
+            "-p",
+            "no:cacheprovider",
+            "--hub-endpoint",
+            endpoint,
+            "--baseline-dir",
+            str(tmp_path / "baselines"),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+
+
+def copy_baselines(tmp_path, edit=None):
+    (tmp_path / "baselines").mkdir()
+    path = tmp_path / "baselines" / "glm-5.yaml"
+    shutil.copy(ROOT / "baselines" / "glm-5.yaml", path)
+    if edit:
+        data = yaml.safe_load(path.read_text())
+        edit(data)
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    return path
+
+
+def test_ids_are_readable_and_embedded_baselines_pass(example_hub, tmp_path):
+    copy_baselines(tmp_path)
+    collected = pytest_checks(tmp_path, example_hub.endpoint, "--collect-only", "-q")
+    ids = [line.split("[", 1)[1].rstrip("]") for line in collected.stdout.splitlines() if "[" in line]
+    assert (
+        "glm-5.3-flash::kv_bytes_per_token" in ids
+        and "glm-5.3::layout" in ids
+        and "glm-5::main_params" in ids
+    )
+    assert len(ids) == 3 + 32
+    run = pytest_checks(tmp_path, example_hub.endpoint, "-q")
+    assert run.returncode == 0, run.stdout
+    assert "35 passed" in run.stdout
+
+
+def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, tmp_path):
+    def wrong(data):
+        data["repos"]["zai-org/GLM-5.3-Flash"]["claims"]["kv_bytes_per_token"] = "5.0 KB"
+        data["repos"]["zai-org/GLM-5.3-Flash"]["claims"]["vision_tower_params"] = {
+            "value": "0.40B",
+            "tolerance": "1%",
+        }
+
+    path = copy_baselines(tmp_path, wrong)
+    run = pytest_checks(tmp_path, example_hub.endpoint, "-q", "-k", "flash")
+    assert run.returncode == 1
+    out = run.stdout
+    assert "glm-5.3-flash::kv_bytes_per_token: the claim does not hold" in out
+    assert "claim:    kv_bytes_per_token: 5.0 KB" in out and "checked:  4,950 ≤ x ≤ 5,050" in out
+    assert "measured: 5,984 (6.0 KB)" in out
+    assert "Traceback" not in out and "AssertionError" not in out
+    assert "2 failed" in out
+    assert "unused claim (no test ran it)" in out and "glm-5.3::kv_bytes_per_token" in out  # deselected by -k
+    fixed = pytest_checks(tmp_path, example_hub.endpoint, "-q", "--update-baselines")
+    assert fixed.returncode == 0, fixed.stdout
+    claims = yaml.safe_load(path.read_text())["repos"]["zai-org/GLM-5.3-Flash"]["claims"]
+    assert claims["kv_bytes_per_token"] == "6.0 KB"
+    assert claims["vision_tower_params"] == {"value": "0.56B", "tolerance": "1%"}
+    assert pytest_checks(tmp_path, example_hub.endpoint, "-q").returncode == 0
+
+
+def test_a_changed_repo_fails_its_layout_test_and_stale_patterns_are_reported(hub, tmp_path):
+    from hubdiff._metrics import compute_metrics
+    from hubdiff._source import HubSettings, Sources, SourceSpec
+    from hubdiff._source.cache import SnapshotCache
+    from hubdiff.baseline import record_repo, write_baseline
+    from hubdiff.testing import CommitSpec, RepoSpec
+
+    tensors = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (8, 8)) for i in range(3)]
+    cfg = b'{"hidden_size": 8, "num_hidden_layers": 3, "num_attention_heads": 2, "vocab_size": 10}'
+    hub.add(RepoSpec("org/m", [CommitSpec({"config.json": cfg}, tensors)]))
+    sources = Sources(HubSettings(endpoint=hub.endpoint), SnapshotCache(tmp_path / "c"))
+    snapshot = sources.open(SourceSpec("hub", "org/m", "main"))
+    (tmp_path / "baselines").mkdir()
+    write_baseline(
+        tmp_path / "baselines" / "m.yaml",
+        {"family": "m", "repos": {"org/m": record_repo(snapshot, compute_metrics(snapshot), {})}},
+    )
+    hub.push("org/m", CommitSpec({"config.json": cfg}, tensors[:2], title="drop a layer's tensor"))
+    run = pytest_checks(tmp_path, hub.endpoint, "-q")
+    assert run.returncode == 1
+    assert "m::layout: the Hub no longer matches" in run.stdout
+    assert "stale: " in run.stdout and "1 recorded tensor patterns no longer exist" in run.stdout
