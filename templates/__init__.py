@@ -1,0 +1,1 @@
+"""jinja2 templates of the reports (a package so that they install with hubdiff)."""

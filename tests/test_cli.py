@@ -58,11 +58,22 @@ def test_usage_errors_exit_2_and_help_explains():
     assert helped.returncode == 0 and "exit codes:" in helped.stdout and "snapshot" in helped.stdout
 
 
-def test_demo_runs_on_the_embedded_example(tmp_path):
-    result = hubdiff("demo", "--output-dir", str(tmp_path / "reports"))
+def test_demo_runs_the_whole_loop(tmp_path):
+    out = tmp_path / "reports"
+    result = hubdiff("demo", "--output-dir", str(out))
     assert result.returncode == 0, result.stderr
-    assert "zai-org/GLM-5.3-Flash @ main" in result.stdout
-    assert "language_model.model.layers.{3-43/4}.self_attn.kv_a_proj_with_mqa.weight" in result.stdout
+    text = result.stdout
+    assert "KV cache per token 47,616 → 5,984 bytes (8.0×)" in text
+    assert "self_attn.indexer.* tensors leave 57 of 79 layers (79 → 22)" in text
+    assert "2. hubdiff watch over baselines/glm-5.yaml\n   hubdiff watch: 3 repos checked, 0 changed" in text
+    assert "claim kv_bytes_per_token: stated 6.0 KB, measured 5,808" in text
+    assert "baselines updated: glm-5" in text
+    for name in ("glm-5-vs-glm-5.3.md", "glm-5.3-vs-glm-5.3-flash.md", "glm-5.md", "glm-5.pr.md"):
+        assert (out / name).exists()
+    recorded = (out / "baselines" / "glm-5.yaml").read_text()
+    assert (
+        "index_kpool: 8" in recorded and "kv_bytes_per_token: 6.0 KB" in recorded
+    )  # re-recorded, claims kept
 
 
 def test_metrics_command_text_and_json(tmp_path):

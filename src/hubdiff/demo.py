@@ -1,24 +1,89 @@
-"""``hubdiff demo``: the embedded example, end to end, against a Hub replica on 127.0.0.1."""
+"""``hubdiff demo``: the whole loop on the embedded example, against a Hub replica on 127.0.0.1.
+
+1. the founding comparison: GLM-5 -> GLM-5.3 and GLM-5.3 -> GLM-5.3-Flash, as reports;
+2. ``watch`` over the example baselines: nothing has changed;
+3. the publisher pushes a new GLM-5.3-Flash revision (indexer keys pooled 8:1 instead of 4:1);
+4. ``watch --update`` notices it, reports the change and the claim it breaks, and re-records the
+   baseline, as the scheduled workflow would before opening its pull request.
+"""
 
 from __future__ import annotations
 
 import argparse
-import tempfile
+import json
+import shutil
+from importlib.resources import files
+from pathlib import Path
 
-from ._render.text import snapshot_text
-from ._source import HubSettings, Sources, parse_source
-from ._source.cache import SnapshotCache
+from ._metrics import MetricsOptions
+from ._render.markdown import render
+from ._source import HubSettings, Sources
+from ._source.cache import SnapshotCache, atomic_write_text
 from .errors import EXIT_OK
-from .testing.example import EXAMPLE_REPOS, example_hub
+from .jobs import run_diff
+from .testing.example import EXAMPLE_REPOS, example_dir, example_hub
+from .testing.specs import CommitSpec, load_census
+from .watch import run_watch
+
+FLASH = "zai-org/GLM-5.3-Flash"
+
+
+def _new_flash_revision() -> CommitSpec:
+    base = example_dir() / "GLM-5.3-Flash"
+    config = json.loads((base / "config.json").read_text())
+    config["text_config"]["index_kpool"] = 8
+    config["transformers_version"] = "5.13.0"
+    return CommitSpec(
+        {"config.json": (json.dumps(config, indent=2) + "\n").encode()},
+        load_census((base / "census.tsv").read_text()),
+        shards=48,
+        title="Pool indexer keys 8:1",
+        date="2026-11-29T12:00:00.000Z",
+    )
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    with example_hub() as hub, tempfile.TemporaryDirectory(prefix="hubdiff-demo-") as cache_dir:
-        print(f"Hub replica serving {', '.join(EXAMPLE_REPOS)} at {hub.endpoint}\n")
-        sources = Sources(HubSettings(endpoint=hub.endpoint, token=None), SnapshotCache(cache_dir))
-        for repo in EXAMPLE_REPOS:
-            snapshot = sources.open(parse_source(repo))
-            print(snapshot_text(snapshot))
+    out = Path(args.output_dir)
+    baselines = out / "baselines"
+    baselines.mkdir(parents=True, exist_ok=True)
+    shutil.copy(Path(str(files("hubdiff.baselines") / "glm-5.yaml")), baselines / "glm-5.yaml")
+    with example_hub() as hub:
+        print(f"Hub replica serving {', '.join(EXAMPLE_REPOS)} at {hub.endpoint}")
+        sources = Sources(HubSettings(endpoint=hub.endpoint), SnapshotCache(out / "cache"))
+        options = MetricsOptions(kv_dtype="fp8", context=1_048_576)
+
+        print("\n1. The founding comparison (KV cache in FP8, 1,048,576 tokens)")
+        for old, new, name in (
+            ("zai-org/GLM-5", "zai-org/GLM-5.3", "glm-5-vs-glm-5.3"),
+            ("zai-org/GLM-5.3", FLASH, "glm-5.3-vs-glm-5.3-flash"),
+        ):
+            report = run_diff(old, new, sources, options)
+            atomic_write_text(out / f"{name}.md", render(report))
+            print(f"   {report.results[0].headline}\n   -> {out / (name + '.md')}")
+
+        print("\n2. hubdiff watch over baselines/glm-5.yaml")
+        first = run_watch([baselines / "glm-5.yaml"], sources, output_dir=out)
+        print(f"   {first.summary_line()}")
+
+        sha = hub.push(FLASH, _new_flash_revision())
+        print(f"\n3. {FLASH} gets a new revision {sha[:12]}: indexer keys pooled 8:1 instead of 4:1")
+
+        print("\n4. hubdiff watch --update")
+        second = run_watch([baselines / "glm-5.yaml"], sources, update=True, output_dir=out)
+        for results in second.results.values():
+            for result in results:
+                print(f"   {result.headline}")
+                for claim in result.broken_claims:
+                    print(
+                        f"   claim {claim.claim.name}: stated {claim.claim.stated}, measured {claim.measured:,}"
+                    )
+        print(f"   {second.summary_line()}")
+        for paths in second.files.values():
+            print(f"   report: {paths['report']}\n   PR body: {paths['pr_body']}")
+        print(f"   baseline re-recorded: {baselines / 'glm-5.yaml'} (claims and notes kept)")
         sent = sum(r.bytes_sent for r in hub.log)
-        print(f"{len(hub.log):,} requests, {sent:,} bytes received: configs, indexes and headers only")
+        print(
+            f"\n{len(hub.log):,} requests to the replica, {sent:,} bytes received: configs, indexes and "
+            "safetensors headers only"
+        )
     return EXIT_OK
