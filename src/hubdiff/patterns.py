@@ -20,7 +20,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import product
 
-_INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
+# a dotted segment that is a plain decimal number: no sign, no leading zero (so it round-trips)
+_INDEX_SEGMENT = re.compile(r"(?:(?<=\.)|^)(0|[1-9][0-9]*)(?=\.|$)")
 _ITEM = re.compile(r"^(\d+)(?:-(\d+)(?:/(\d+))?)?$")
 
 
@@ -105,24 +106,8 @@ class Pattern:
 
 def split_name(name: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """``a.3.b.17.c`` -> (("a.", ".b.", ".c"), (3, 17))."""
-    segments = name.split(".")
-    parts: list[str] = []
-    indices: list[int] = []
-    literal: list[str] = []
-    for segment in segments:
-        if _INDEX.match(segment):
-            parts.append(".".join(literal) + ("." if literal else ""))
-            indices.append(int(segment))
-            literal = [""]
-        else:
-            literal.append(segment)
-    tail = ".".join(literal)
-    if indices:
-        # literal started with "" after an index, so the join produced a leading dot already
-        parts.append(tail)
-    else:
-        parts = [name]
-    return tuple(parts), tuple(indices)
+    pieces = _INDEX_SEGMENT.split(name)
+    return tuple(pieces[0::2]), tuple(int(p) for p in pieces[1::2])
 
 
 def _products(tuples: set[tuple[int, ...]]) -> list[tuple[tuple[int, ...], ...]]:

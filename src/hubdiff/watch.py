@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -92,12 +93,19 @@ def _current_shas(repos: list[RepoBaseline], sources: Sources) -> dict[str, str 
     by_owner: dict[str, list[RepoBaseline]] = defaultdict(list)
     for repo in repos:
         by_owner[repo.repo.split("/")[0]].append(repo)
-    for owner, owned in sorted(by_owner.items()):
+
+    def listing(owner: str) -> dict[str, str]:
         try:
-            listed = reader.main_shas(owner) if any(r.revision == "main" for r in owned) else {}
+            return reader.main_shas(owner) if any(r.revision == "main" for r in by_owner[owner]) else {}
         except HubdiffError:
-            listed = {}  # fall back to one request per repo
-        for repo in owned:
+            return {}  # fall back to one request per repo
+
+    owners = sorted(by_owner)
+    with ThreadPoolExecutor(max_workers=min(8, len(owners) or 1)) as pool:
+        listings = dict(zip(owners, pool.map(listing, owners)))
+    for owner in owners:
+        listed = listings[owner]
+        for repo in by_owner[owner]:
             if repo.revision == "main" and repo.repo in listed:
                 out[repo.repo] = listed[repo.repo]
                 continue

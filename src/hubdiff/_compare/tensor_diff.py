@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from .._gc import gc_paused
 from ..patterns import Pattern, compress, format_index_set, split_name
 from ..snapshot import Snapshot
 
@@ -57,16 +58,25 @@ class TensorDiff:
         return not (self.added or self.removed or self.changed)
 
 
-def _template_index(snapshot: Snapshot) -> dict[str, tuple[int, set[int]]]:
-    out: dict[str, list] = {}
-    for t in snapshot.tensors:
-        parts, indices = split_name(t.name)
+def _template_stats(names: list[str], templates: set[str]) -> dict[str, tuple[int, set[int]]]:
+    """For the given name templates: how many names match, and the values of their first index.
+
+    Only names ending like some template are split, so a diff touching a few templates of a
+    200,000-tensor checkpoint does not split every name.
+    """
+    suffixes = tuple({t.rsplit("*", 1)[-1] for t in templates})
+    out: dict[str, tuple[int, set[int]]] = {t: (0, set()) for t in templates}
+    for name in names:
+        if not name.endswith(suffixes):
+            continue
+        parts, indices = split_name(name)
         key = "*".join(parts)
-        entry = out.setdefault(key, [0, set()])
-        entry[0] += 1
-        if indices:
-            entry[1].add(indices[0])
-    return {k: (v[0], v[1]) for k, v in out.items()}
+        if key in out:
+            count, first = out[key]
+            if indices:
+                first.add(indices[0])
+            out[key] = (count + 1, first)
+    return out
 
 
 def _tail(template: str) -> str:
@@ -78,12 +88,18 @@ def _describe(dtype: str, shape: tuple[int, ...]) -> str:
 
 
 def diff_tensors(old: Snapshot, new: Snapshot) -> TensorDiff:
+    with gc_paused():
+        return _diff(old, new)
+
+
+def _diff(old: Snapshot, new: Snapshot) -> TensorDiff:
     before = {t.name: (t.dtype, t.shape) for t in old.tensors}
     after = {t.name: (t.dtype, t.shape) for t in new.tensors}
-    removed = compress((n, *before[n]) for n in before.keys() - after.keys())
-    added = compress((n, *after[n]) for n in after.keys() - before.keys())
+    common = before.keys() & after.keys()
+    removed = compress((n, *before[n]) for n in before.keys() - common)
+    added = compress((n, *after[n]) for n in after.keys() - common)
     by_change: dict[tuple[str, tuple[int, ...]], list[tuple[str, str, tuple[int, ...]]]] = defaultdict(list)
-    for name in before.keys() & after.keys():
+    for name in common:
         if before[name] != after[name]:
             by_change[before[name]].append((name, *after[name]))
     changed = [
@@ -91,8 +107,8 @@ def diff_tensors(old: Snapshot, new: Snapshot) -> TensorDiff:
     ]
     changed.sort(key=lambda c: c.pattern.name)
 
-    old_t, new_t = _template_index(old), _template_index(new)
-    touched = {_template(p) for p in (*removed, *added)} | {_template(c.pattern) for c in changed}
+    touched = {p.template for p in (*removed, *added)} | {c.pattern.template for c in changed}
+    old_t, new_t = _template_stats(list(before), touched), _template_stats(list(after), touched)
     templates = []
     for key in sorted(touched):
         a, b = old_t.get(key, (0, set())), new_t.get(key, (0, set()))
@@ -105,29 +121,28 @@ def diff_tensors(old: Snapshot, new: Snapshot) -> TensorDiff:
                 format_index_set(b[1]) if b[1] else "",
             )
         )
-    cross = _cross_model(old, new, set(old_t) - set(new_t), set(new_t) - set(old_t))
+    gone, came = (
+        len(before) - len(before.keys() & after.keys()),
+        len(after) - len(before.keys() & after.keys()),
+    )
+    different_models = gone > len(before) // 2 and came > len(after) // 2  # most names differ: match by tail
+    cross = _cross_model(old, new) if different_models else []
     return TensorDiff(
         tuple(added), tuple(removed), tuple(changed), tuple(templates), tuple(cross), len(before), len(after)
     )
 
 
-def _template(pattern: Pattern) -> str:
-    return "*".join(pattern.parts)
-
-
-def _cross_model(old: Snapshot, new: Snapshot, only_old: set[str], only_new: set[str]) -> list[CrossShape]:
+def _cross_model(old: Snapshot, new: Snapshot) -> list[CrossShape]:
     def by_tail(snapshot: Snapshot, keys: set[str]) -> dict[str, set[str]]:
         out: dict[str, set[str]] = defaultdict(set)
-        for t in snapshot.tensors:
-            parts, _ = split_name(t.name)
-            key = "*".join(parts)
-            if key in keys:
-                out[_tail(key)].add(_describe(t.dtype, t.shape))
+        for p in snapshot.patterns:
+            if p.template in keys:
+                out[_tail(p.template)].add(_describe(p.dtype, p.shape))
         return out
 
-    if not only_old or not only_new:
-        return []
-    a, b = by_tail(old, only_old), by_tail(new, only_new)
+    old_templates = {p.template for p in old.patterns}
+    new_templates = {p.template for p in new.patterns}
+    a, b = by_tail(old, old_templates - new_templates), by_tail(new, new_templates - old_templates)
     out = []
     for tail in sorted(a.keys() & b.keys()):
         if len(a[tail]) == 1 and len(b[tail]) == 1 and a[tail] != b[tail]:

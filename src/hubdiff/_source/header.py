@@ -58,39 +58,41 @@ def parse_header(raw: bytes, file: str, file_size: int | None) -> ParsedHeader:
     tensors: list[Tensor] = []
     unknown: set[str] = set()
     spans: list[tuple[int, int, str]] = []
+    nbytes = dtypes.nbytes
     for name, entry in data.items():
-        if not isinstance(entry, dict):
-            raise HeaderProblem(f"entry {name!r} is not an object")
-        dtype = entry.get("dtype")
-        shape = entry.get("shape")
-        offsets = entry.get("data_offsets")
-        if not isinstance(dtype, str) or not dtype:
+        try:
+            dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
+        except (TypeError, KeyError):
+            what = "is not an object" if not isinstance(entry, dict) else "lacks dtype, shape or data_offsets"
+            raise HeaderProblem(f"entry {name!r} {what}") from None
+        if type(dtype) is not str or not dtype:
             raise HeaderProblem(f"tensor {name!r} has no dtype")
-        if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+        if type(shape) is not list:
             raise HeaderProblem(f"tensor {name!r} has an invalid shape {shape!r}")
-        if (
-            not isinstance(offsets, list)
-            or len(offsets) != 2
-            or not all(type(o) is int and o >= 0 for o in offsets)
-            or offsets[0] > offsets[1]
-        ):
+        elements = 1
+        for d in shape:
+            if type(d) is not int or d < 0:
+                raise HeaderProblem(f"tensor {name!r} has an invalid shape {shape!r}")
+            elements *= d
+        if type(offsets) is not list or len(offsets) != 2:
             raise HeaderProblem(f"tensor {name!r} has invalid data_offsets {offsets!r}")
         begin, end = offsets
+        if type(begin) is not int or type(end) is not int or not 0 <= begin <= end:
+            raise HeaderProblem(f"tensor {name!r} has invalid data_offsets {offsets!r}")
         if data_size is not None and end > data_size:
             raise HeaderProblem(
                 f"tensor {name!r} data_offsets [{begin}, {end}] run past the end of the file "
                 f"(data section is {data_size:,} bytes)"
             )
-        tensor = Tensor(name, dtype, tuple(shape), file)
-        expected = dtypes.nbytes(dtype, tensor.elements)
+        expected = nbytes(dtype, elements)
         if expected is None:
             unknown.add(dtype)
         elif expected != end - begin:
             raise HeaderProblem(
-                f"tensor {name!r}: {dtype} {list(shape)} needs {expected:,} bytes, offsets give {end - begin:,}"
+                f"tensor {name!r}: {dtype} {shape} needs {expected:,} bytes, offsets give {end - begin:,}"
             )
         spans.append((begin, end, name))
-        tensors.append(tensor)
+        tensors.append(Tensor(name, dtype, tuple(shape), file))
     spans.sort()
     for (_, prev_end, prev_name), (begin, _, name) in itertools.pairwise(spans):
         if begin < prev_end:

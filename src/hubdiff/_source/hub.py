@@ -12,8 +12,6 @@ byte of tensor data is requested.
 
 from __future__ import annotations
 
-import gc
-import json
 import sys
 import threading
 import time
@@ -34,6 +32,7 @@ from huggingface_hub.errors import (
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
 from .. import __version__
+from .._gc import gc_paused
 from ..errors import SourceError
 from ..snapshot import FileEntry, Snapshot
 from .build import build_snapshot
@@ -229,13 +228,8 @@ class HubReader:
             if cached is not None:
                 cache.remember_ref(repo, revision, sha)
                 return cached if cached.revision == revision else _with_revision(cached, revision)
-        collecting = gc.isenabled()
-        gc.disable()  # hundreds of thousands of small tuples: the collector would rescan them all
-        try:
+        with gc_paused():
             snapshot = self._fetch(repo, revision, sha, info)
-        finally:
-            if collecting:
-                gc.enable()
         if cache is not None:
             cache.store(snapshot)
             cache.remember_ref(repo, revision, sha)
@@ -281,12 +275,12 @@ class HubReader:
                     shard_bounds.update((f, 8) for f in component.files)
                     continue
                 raw = self._json_file(repo, sha, component.index, MAX_INDEX_BYTES)
-                metadata, shards = parse_index(raw, component.index, listing)
+                metadata, shards, weight_map = parse_index(raw, component.index, listing)
                 if layout.prefixed:
                     index_metadata[component.folder] = metadata
                 else:
                     index_metadata = metadata
-                shard_bounds.update(_header_lower_bounds(raw, component.index, shards))
+                shard_bounds.update(_header_lower_bounds(weight_map, component.index, shards))
         except LayoutProblem as exc:
             raise SourceError(repo, revision, exc.file, exc.problem) from None
         headers = self._headers_parallel(repo, sha, shard_bounds)
@@ -335,14 +329,19 @@ class HubReader:
         return out
 
 
-def _header_lower_bounds(raw_index: bytes, index_file: str, shards: list[str]) -> dict[str, int]:
-    weight_map = json.loads(raw_index)["weight_map"]
+def _header_lower_bounds(weight_map: dict[str, Any], index_file: str, shards: list[str]) -> dict[str, int]:
+    """A lower bound of each shard's header size from the names the index lists for it.
+
+    A name takes at least its UTF-8 bytes plus two quotes (escaping only adds), and each entry at least
+    ``_MIN_ENTRY_BYTES`` more; the 8-byte length prefix and the braces are added once.
+    """
     folder = index_file.rpartition("/")[0]
-    bounds: dict[str, int] = defaultdict(lambda: 8 + 2)  # the 8-byte length and "{}"
+    bounds: dict[str, int] = defaultdict(int)
     for name, shard in weight_map.items():
-        path = f"{folder}/{shard}" if folder else shard
-        bounds[path] += len(json.dumps(name, ensure_ascii=False).encode()) + _MIN_ENTRY_BYTES
-    return {shard: bounds[shard] - 1 for shard in shards}  # the last entry has no comma
+        bounds[shard] += len(name.encode()) + 2 + _MIN_ENTRY_BYTES
+    prefix = f"{folder}/" if folder else ""
+    by_path = {prefix + shard: n for shard, n in bounds.items() if isinstance(shard, str)}
+    return {shard: 8 + 1 + by_path.get(shard, 0) for shard in shards}
 
 
 def _config_file(listing: set[str], layout: Any) -> str:

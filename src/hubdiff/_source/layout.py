@@ -99,8 +99,10 @@ def parse_json_object(raw: bytes, file: str, limit: int) -> dict[str, Any]:
     return data
 
 
-def parse_index(raw: bytes, file: str, listing: set[str] | None) -> tuple[dict[str, Any], list[str]]:
-    """The index's ``metadata`` and the shards it names (repo paths, sorted, each once)."""
+def parse_index(
+    raw: bytes, file: str, listing: set[str] | None
+) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+    """The index's ``metadata``, the shards it names (repo paths, sorted, each once) and its weight_map."""
     data = parse_json_object(raw, file, MAX_INDEX_BYTES)
     weight_map = data.get("weight_map")
     if not isinstance(weight_map, dict):
@@ -113,4 +115,4 @@ def parse_index(raw: bytes, file: str, listing: set[str] | None) -> tuple[dict[s
         key = shard if isinstance(shard, str) else repr(shard)
         if key not in paths:
             paths[key] = safe_member(file, shard, listing)
-    return metadata, sorted(set(paths.values()))
+    return metadata, sorted(set(paths.values())), weight_map

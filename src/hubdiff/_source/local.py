@@ -68,7 +68,7 @@ def load_local(folder: str, headers: bool = True) -> Snapshot:
         for component in layout.components:
             if component.index:
                 raw = _read_limited(root / component.index, MAX_INDEX_BYTES)
-                metadata, named = parse_index(raw, component.index, set(sizes))
+                metadata, named, _ = parse_index(raw, component.index, set(sizes))
                 if layout.prefixed:
                     index_metadata[component.folder] = metadata
                 else:

@@ -134,11 +134,14 @@ class HubReplica:
             return list(self._log)
 
     def clear(self) -> None:
-        """Forget the faults and the log."""
+        """Forget the log (faults stay; see ``clear_faults``)."""
         self.log  # noqa: B018 - let requests under way finish first
         with self._lock:
-            self.faults.clear()
             self._log.clear()
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self.faults.clear()
 
     def _begin(self) -> None:
         with self._idle:

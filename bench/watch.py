@@ -1,0 +1,67 @@
+"""Polling 1,000 repos of 20 orgs with 50 ms per request: hubdiff watch's listing vs one model_info per repo.
+
+    python bench/watch.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import RemoteReplica, report  # noqa: E402
+
+from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec  # noqa: E402
+
+REPOS = [f"org{o:02d}/model-{i:03d}" for o in range(20) for i in range(50)]
+
+
+def replica() -> HubReplica:
+    hub = HubReplica().start()
+    for repo in REPOS:
+        hub.add(RepoSpec(repo, [CommitSpec({"config.json": b"{}"}, [("w", "F16", (4,))])]))
+    hub.add_fault(Fault("/", delay_s=0.05))  # 50 ms for every request, as over a real network
+    return hub
+
+
+def main() -> None:
+    from huggingface_hub import HfApi
+
+    from hubdiff._source import HubSettings, Sources
+    from hubdiff._source.cache import SnapshotCache
+    from hubdiff.baseline import write_baseline
+    from hubdiff.watch import run_watch
+
+    hub = RemoteReplica(replica)
+    try:
+        api = HfApi(endpoint=hub.endpoint, token=False)
+        shas = {m.id: m.sha for o in range(20) for m in api.list_models(author=f"org{o:02d}", expand=["sha"])}
+        work = Path(tempfile.mkdtemp())
+        entries = {repo: {"revision": "main", "sha": shas[repo]} for repo in REPOS}
+        write_baseline(work / "all.yaml", {"family": "all", "repos": entries})
+        sources = Sources(HubSettings(endpoint=hub.endpoint), SnapshotCache(work / "cache"))
+        rows = []
+        hub.clear()
+        start = time.perf_counter()
+        outcome = run_watch([work / "all.yaml"], sources, output_dir=work / "reports")
+        rows.append({"label": "hubdiff watch (one listing per org)", "seconds": round(time.perf_counter() - start, 3),
+                     "requests": len(hub.log), "peak_rss_mib": 0})
+        assert len(outcome.unchanged) == 1000
+        hub.clear()
+        start = time.perf_counter()
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda r: api.model_info(r).sha, REPOS))
+        rows.append({"label": "model_info per repo, 8 threads", "seconds": round(time.perf_counter() - start, 3),
+                     "requests": len(hub.log), "peak_rss_mib": 0})
+        report(rows, "model_info per repo, 8 threads")
+        print(json.dumps({r["label"]: r["requests"] for r in rows}))
+    finally:
+        hub.stop()
+
+
+if __name__ == "__main__":
+    main()
