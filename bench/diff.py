@@ -12,14 +12,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import big_tensors, report  # noqa: E402
+from _common import big_tensors, report
 
-from hubdiff._compare.tensor_diff import diff_tensors  # noqa: E402
-from hubdiff.snapshot import Snapshot, Tensor  # noqa: E402
+from hubdiff._compare.tensor_diff import diff_tensors
+from hubdiff.snapshot import Snapshot, Tensor
 
 
 def snapshot(rows: list[tuple[str, str, tuple[int, ...]]]) -> Snapshot:
-    return Snapshot("bench", "main", "", None, {}, None, (), {}, tuple(Tensor(n, d, s, "") for n, d, s in sorted(rows)))
+    return Snapshot(
+        "bench", "main", "", None, {}, None, (), {}, tuple(Tensor(n, d, s, "") for n, d, s in sorted(rows))
+    )
 
 
 def main() -> None:
@@ -28,25 +30,43 @@ def main() -> None:
     from deepdiff import DeepDiff
 
     old_rows = big_tensors()
-    new_rows = [r for r in old_rows if not (r[0].endswith("experts.7.up_proj.weight") and int(r[0].split(".")[2]) % 5 == 0)]
-    new_rows = [(n, d, (1024, 7168)) if n == "model.layers.3.mlp.experts.9.gate_proj.weight" else (n, d, s)
-                for n, d, s in new_rows]
+    new_rows = [
+        r
+        for r in old_rows
+        if not (r[0].endswith("experts.7.up_proj.weight") and int(r[0].split(".")[2]) % 5 == 0)
+    ]
+    new_rows = [
+        (n, d, (1024, 7168)) if n == "model.layers.3.mlp.experts.9.gate_proj.weight" else (n, d, s)
+        for n, d, s in new_rows
+    ]
     old, new = snapshot(old_rows), snapshot(new_rows)
     rows = []
 
     start = time.perf_counter()
     result = diff_tensors(old, new)
-    rows.append({"label": "hubdiff diff_tensors (sets + patterns)", "seconds": round(time.perf_counter() - start, 3),
-                 "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
-    print(f"hubdiff: {len(result.removed)} removed patterns ({sum(p.count for p in result.removed)} tensors), "
-          f"{len(result.changed)} reshaped: {result.removed[0].name}, {result.changed[0].pattern.name}")
+    rows.append(
+        {
+            "label": "hubdiff diff_tensors (sets + patterns)",
+            "seconds": round(time.perf_counter() - start, 3),
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        }
+    )
+    print(
+        f"hubdiff: {len(result.removed)} removed patterns ({sum(p.count for p in result.removed)} tensors), "
+        f"{len(result.changed)} reshaped: {result.removed[0].name}, {result.changed[0].pattern.name}"
+    )
 
     flat_old = {t.name: (t.dtype, t.shape) for t in old.tensors}
     flat_new = {t.name: (t.dtype, t.shape) for t in new.tensors}
     start = time.perf_counter()
     plain = DeepDiff(flat_old, flat_new)
-    rows.append({"label": "plain DeepDiff on {name: (dtype, shape)}", "seconds": round(time.perf_counter() - start, 3),
-                 "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)})
+    rows.append(
+        {
+            "label": "plain DeepDiff on {name: (dtype, shape)}",
+            "seconds": round(time.perf_counter() - start, 3),
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        }
+    )
     print(f"DeepDiff: {sum(len(v) for v in plain.values())} entries to read")
     report(rows, "plain DeepDiff on {name: (dtype, shape)}")
 

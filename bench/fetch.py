@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import BIG_REPO, RemoteReplica, big_replica, measure, report  # noqa: E402
+from _common import BIG_REPO, RemoteReplica, big_replica, measure, report
 
 
 def run_one(tool: str) -> dict:
@@ -53,7 +53,9 @@ def run_one(tool: str) -> dict:
 
             class ToReplica(httpx2.AsyncHTTPTransport):
                 async def handle_async_request(self, request):  # type: ignore[no-untyped-def]
-                    request.url = request.url.copy_with(scheme=target.scheme, host=target.host, port=target.port)
+                    request.url = request.url.copy_with(
+                        scheme=target.scheme, host=target.host, port=target.port
+                    )
                     return await super().handle_async_request(request)
 
             original = httpx2.AsyncClient
@@ -77,7 +79,9 @@ def main() -> None:
     for tool in ("huggingface_hub", "hubdiff", "hf-mem"):
         done = subprocess.run([sys.executable, __file__, tool], capture_output=True, text=True)
         if done.returncode != 0:
-            print(f"{tool}: not measured ({done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'failed'})")
+            print(
+                f"{tool}: not measured ({done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'failed'})"
+            )
             continue
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     report(rows, "huggingface_hub get_safetensors_metadata")

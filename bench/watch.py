@@ -1,6 +1,6 @@
 """Polling 1,000 repos of 20 orgs with 50 ms per request: hubdiff watch's listing vs one model_info per repo.
 
-    python bench/watch.py
+python bench/watch.py
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RemoteReplica, report  # noqa: E402
+from _common import RemoteReplica, report
 
-from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec  # noqa: E402
+from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
 
 REPOS = [f"org{o:02d}/model-{i:03d}" for o in range(20) for i in range(50)]
 
@@ -48,15 +48,27 @@ def main() -> None:
         hub.clear()
         start = time.perf_counter()
         outcome = run_watch([work / "all.yaml"], sources, output_dir=work / "reports")
-        rows.append({"label": "hubdiff watch (one listing per org)", "seconds": round(time.perf_counter() - start, 3),
-                     "requests": len(hub.log), "peak_rss_mib": 0})
+        rows.append(
+            {
+                "label": "hubdiff watch (one listing per org)",
+                "seconds": round(time.perf_counter() - start, 3),
+                "requests": len(hub.log),
+                "peak_rss_mib": 0,
+            }
+        )
         assert len(outcome.unchanged) == 1000
         hub.clear()
         start = time.perf_counter()
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda r: api.model_info(r).sha, REPOS))
-        rows.append({"label": "model_info per repo, 8 threads", "seconds": round(time.perf_counter() - start, 3),
-                     "requests": len(hub.log), "peak_rss_mib": 0})
+        rows.append(
+            {
+                "label": "model_info per repo, 8 threads",
+                "seconds": round(time.perf_counter() - start, 3),
+                "requests": len(hub.log),
+                "peak_rss_mib": 0,
+            }
+        )
         report(rows, "model_info per repo, 8 threads")
         print(json.dumps({r["label"]: r["requests"] for r in rows}))
     finally:
