@@ -284,24 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("source", help=SOURCE_HELP)
     p.add_argument("--json", action="store_true", help="stable JSON (documented in the README)")
-    p.add_argument(
-        "--context", type=int, help="tokens for the memory figure (default: max_position_embeddings)"
-    )
-    p.add_argument("--kv-dtype", help="KV cache dtype: bf16, fp16, fp8, fp32 (default: the model dtype)")
-    p.add_argument(
-        "--profile",
-        default="naive",
-        choices=["naive", "vllm"],
-        help="naive: elements x dtype bytes; vllm: vLLM's layouts with scales (default naive)",
-    )
-    p.add_argument("--count-mtp", action="store_true", help="count MTP layers in the KV cache")
-    p.add_argument(
-        "--indexer-pooling",
-        default="auto",
-        choices=["auto", "stored", "scan"],
-        help="whether index_kpool shrinks the stored indexer keys or only the scan "
-        "(auto: as index_kpool_compress says)",
-    )
+    _metric_options(p)
     p.add_argument("--config-only", action="store_true", help="estimate from config.json; read no headers")
     _common(p)
     p.set_defaults(func=cmd_metrics)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
@@ -34,26 +33,14 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 from .. import __version__
 from .._gc import gc_paused
 from ..errors import SourceError
-from ..snapshot import FileEntry, Snapshot
-from .build import build_snapshot
+from ..snapshot import Snapshot
+from .build import read_model
 from .cache import SnapshotCache
 from .header import HeaderProblem, ParsedHeader, header_length, parse_header
-from .layout import (
-    MAX_CONFIG_BYTES,
-    MAX_INDEX_BYTES,
-    LayoutProblem,
-    WeightLayout,
-    choose_layout,
-    parse_index,
-    parse_json_object,
-)
 from .spec import HubSettings
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-# The smallest header entry a tensor can have besides its quoted name: ':{"dtype":"U8","shape":[],
-# "data_offsets":[0,0]},' -- so the sum over the index's names is a lower bound of the header.
-_MIN_ENTRY_BYTES = len(':{"dtype":"U8","shape":[],"data_offsets":[0,0]},')
 
 
 class _Retryable(Exception):
@@ -185,10 +172,6 @@ class HubReader:
 
         return self._attempts(call, author, None, "model listing")
 
-    def _json_file(self, repo: str, sha: str, path: str, limit: int) -> bytes:
-        body, _ = self._get(repo, sha, path, limit)
-        return body
-
     def _header(self, repo: str, sha: str, path: str, lower_bound: int) -> ParsedHeader:
         first = max(8, lower_bound)
         body, size = self._get(repo, sha, path, first, (0, first - 1))
@@ -254,51 +237,26 @@ class HubReader:
         return _with_revision(cached, revision)
 
     def _fetch(self, repo: str, revision: str, sha: str, info: Any, headers: bool = True) -> Snapshot:
-        siblings = {s.rfilename: s.size for s in (info.siblings or [])}
-        listing = set(siblings)
-        layout = choose_layout(listing)
-        if not headers:
-            layout = WeightLayout(())
-        try:
-            config_file = _config_file(listing, layout)
-            config = parse_json_object(
-                self._json_file(repo, sha, config_file, MAX_CONFIG_BYTES), config_file, MAX_CONFIG_BYTES
-            )
-            generation_config = None
-            if "generation_config.json" in listing:
-                raw = self._json_file(repo, sha, "generation_config.json", MAX_CONFIG_BYTES)
-                generation_config = parse_json_object(raw, "generation_config.json", MAX_CONFIG_BYTES)
-            index_metadata: dict[str, Any] = {}
-            shard_bounds: dict[str, int] = {}
-            for component in layout.components:
-                if component.index is None:
-                    shard_bounds.update((f, 8) for f in component.files)
-                    continue
-                raw = self._json_file(repo, sha, component.index, MAX_INDEX_BYTES)
-                metadata, shards, weight_map = parse_index(raw, component.index, listing)
-                if layout.prefixed:
-                    index_metadata[component.folder] = metadata
-                else:
-                    index_metadata = metadata
-                shard_bounds.update(_header_lower_bounds(weight_map, component.index, shards))
-        except LayoutProblem as exc:
-            raise SourceError(repo, revision, exc.file, exc.problem) from None
-        headers = self._headers_parallel(repo, sha, shard_bounds)
-        try:
-            return build_snapshot(
-                source=repo,
-                revision=revision,
-                sha=sha,
-                commit_date=_iso(info.last_modified),
-                config=config,
-                generation_config=generation_config,
-                files=[FileEntry(p, s) for p, s in siblings.items()],
-                layout=layout,
-                index_metadata=index_metadata,
-                headers=headers,
-            )
-        except LayoutProblem as exc:
-            raise SourceError(repo, revision, exc.file, exc.problem) from None
+        reader = self
+
+        class _Files:
+            def read(self, path: str, limit: int) -> bytes:
+                return reader._get(repo, sha, path, limit)[0]
+
+            def headers(self, bounds: dict[str, int]) -> dict[str, ParsedHeader]:
+                return reader._headers_parallel(repo, sha, bounds)
+
+        sizes = {s.rfilename: s.size for s in (info.siblings or [])}
+        return read_model(
+            _Files(),
+            source=repo,
+            revision=revision,
+            error_revision=revision,
+            sha=sha,
+            commit_date=_iso(info.last_modified),
+            sizes=sizes,
+            headers=headers,
+        )
 
     def _headers_parallel(self, repo: str, sha: str, bounds: dict[str, int]) -> dict[str, ParsedHeader]:
         shards = sorted(bounds)
@@ -327,31 +285,6 @@ class HubReader:
             if bar is not None:
                 bar.close()
         return out
-
-
-def _header_lower_bounds(weight_map: dict[str, Any], index_file: str, shards: list[str]) -> dict[str, int]:
-    """A lower bound of each shard's header size from the names the index lists for it.
-
-    A name takes at least its UTF-8 bytes plus two quotes (escaping only adds), and each entry at least
-    ``_MIN_ENTRY_BYTES`` more; the 8-byte length prefix and the braces are added once.
-    """
-    folder = index_file.rpartition("/")[0]
-    bounds: dict[str, int] = defaultdict(int)
-    for name, shard in weight_map.items():
-        bounds[shard] += len(name.encode()) + 2 + _MIN_ENTRY_BYTES
-    prefix = f"{folder}/" if folder else ""
-    by_path = {prefix + shard: n for shard, n in bounds.items() if isinstance(shard, str)}
-    return {shard: 8 + 1 + by_path.get(shard, 0) for shard in shards}
-
-
-def _config_file(listing: set[str], layout: Any) -> str:
-    if "config.json" in listing:
-        return "config.json"
-    if "model_index.json" in listing:
-        return "model_index.json"
-    if len(layout.components) == 1 and f"{layout.components[0].folder}/config.json" in listing:
-        return f"{layout.components[0].folder}/config.json"
-    raise LayoutProblem("config.json", "not found")
 
 
 def _is_sha(revision: str) -> bool:
