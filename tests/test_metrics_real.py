@@ -246,3 +246,89 @@ def test_every_real_config_has_no_unclassified_parameters(model):
     m = config_only(config(model))
     assert "other" not in m.params.by_component
     assert m.params.total > 0 and m.kv.bytes_per_token > 0
+
+
+def test_fused_packed_experts_and_sliding_layers_gpt_oss_style(tmp_path):
+    """gpt-oss layout: MXFP4 expert blocks [E, out, blocks, 16] in U8 with U8 scales, a router, sinks."""
+    h, inter, experts, layers = 64, 32, 4, 2
+    cfg = {
+        "hidden_size": h,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "vocab_size": 100,
+        "num_local_experts": experts,
+        "experts_per_token": 2,
+        "intermediate_size": inter,
+        "sliding_window": 8,
+        "layer_types": ["sliding_attention", "full_attention"],
+        "quantization_config": {"quant_method": "mxfp4"},
+    }
+    tensors = [("model.embed_tokens.weight", "BF16", (100, h)), ("lm_head.weight", "BF16", (100, h))]
+    for i in range(layers):
+        p = f"model.layers.{i}."
+        tensors += [
+            (
+                p + "mlp.experts.gate_up_proj_blocks",
+                "U8",
+                (experts, 2 * inter, h // 32, 16),
+            ),  # 2 x 4 bits a byte
+            (p + "mlp.experts.gate_up_proj_scales", "U8", (experts, 2 * inter, h // 32)),
+            (p + "mlp.experts.gate_up_proj_bias", "BF16", (experts, 2 * inter)),
+            (p + "mlp.experts.down_proj_blocks", "U8", (experts, h, inter // 32, 16)),
+            (p + "mlp.experts.down_proj_scales", "U8", (experts, h, inter // 32)),
+            (p + "mlp.experts.down_proj_bias", "BF16", (experts, h)),
+            (p + "mlp.router.weight", "BF16", (experts, h)),
+            (p + "mlp.router.bias", "BF16", (experts,)),
+            (p + "self_attn.sinks", "BF16", (4,)),
+            (p + "self_attn.q_proj.weight", "BF16", (64, h)),
+        ]
+    write_checkpoint(tmp_path, CommitSpec({"config.json": json.dumps(cfg).encode()}, tensors))
+    m = compute_metrics(load_local(str(tmp_path)))
+    per_expert = 2 * inter * h + 2 * inter + h * inter + h  # gate_up and down, with their biases
+    assert m.experts["routed_per_layer"] == experts and m.routed_expert_params == per_expert
+    assert m.params.scale_elements == layers * experts * (2 * inter * h // 32 + h * inter // 32)
+    assert m.active_params == m.params.total - layers * (experts - 2) * per_expert
+    assert m.attention_layers() == {"gqa": 1, "swa": 1} and m.kv.window_bytes_per_token == 2 * 2 * 16 * 2
+
+
+def test_hybrid_override_pattern_mamba_attention_mlp(tmp_path):
+    """Nemotron-H style: every block is a "mixer"; M = Mamba, * = attention, - = MLP only."""
+    cfg = {
+        "hidden_size": 32,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 8,
+        "vocab_size": 50,
+        "hybrid_override_pattern": "M-*-",
+        "mamba_num_heads": 4,
+        "mamba_head_dim": 16,
+        "ssm_state_size": 8,
+        "n_groups": 2,
+        "conv_kernel": 4,
+        "torch_dtype": "bfloat16",
+    }
+    tensors = [
+        ("backbone.embeddings.weight", "BF16", (50, 32)),
+        ("lm_head.weight", "BF16", (50, 32)),
+        ("backbone.layers.0.mixer.in_proj.weight", "BF16", (160, 32)),
+        ("backbone.layers.0.mixer.A_log", "F32", (4,)),
+        ("backbone.layers.0.mixer.norm.weight", "BF16", (64,)),
+        ("backbone.layers.1.mixer.up_proj.weight", "BF16", (64, 32)),
+        ("backbone.layers.1.mixer.down_proj.weight", "BF16", (32, 64)),
+        ("backbone.layers.2.mixer.q_proj.weight", "BF16", (32, 32)),
+        ("backbone.layers.3.mixer.up_proj.weight", "BF16", (64, 32)),
+        ("backbone.layers.3.mixer.down_proj.weight", "BF16", (32, 64)),
+    ]
+    write_checkpoint(tmp_path, CommitSpec({"config.json": json.dumps(cfg).encode()}, tensors))
+    m = compute_metrics(load_local(str(tmp_path)))
+    assert m.attention_layers() == {"gqa": 1, "mamba": 1, "none": 2}
+    assert m.params.by_component["linear_attention"] == 160 * 32 + 4 + 64
+    assert m.params.by_component["dense_mlp"] == 2 * (64 * 32 + 32 * 64)
+    assert m.params.by_component["attention"] == 32 * 32
+    state = 4 * 16 * 8 * 2  # heads x head_dim x state x bf16
+    conv = (4 - 1) * (4 * 16 + 2 * 2 * 8) * 2
+    assert m.kv.state_bytes_per_sequence == state + conv
+    assert m.kv.bytes_per_token == 2 * 2 * 8 * 2

@@ -193,6 +193,9 @@ def classify(
         return "dsa_indexer", layer
     info = layers.get(layer) if layer is not None else None
     in_attn = bool(segset & _ATTN)
+    if in_attn and info is not None and info.attention == "none" and info.mlp != "none":
+        # hybrid stacks (e.g. hybrid_override_pattern) name an MLP-only layer's block "mixer" too
+        return ("norms" if len(shape) == 1 else "dense_mlp"), layer
     if (
         (in_attn and info is not None and info.attention in LINEAR_KINDS)
         or "linear_attn" in segset
@@ -263,7 +266,7 @@ def count_parameters(
             follower = segments[position + 1] if 0 <= position < len(segments) - 1 else ""
             if follower.isdigit():
                 expert_ids[layer].add(int(follower))
-            elif len(shape) == 3:
+            elif len(shape) >= 3:  # fused [experts, ...] tensors, packed blocks included
                 fused_experts[layer] = shape[0]
     for layer in report.routed_by_layer:
         report.experts_by_layer[layer] = len(expert_ids[layer]) or fused_experts.get(layer, 0)

@@ -94,7 +94,12 @@ class ArchConfig:
     @property
     def experts_per_token(self) -> int | None:
         return self.number(
-            "num_experts_per_tok", "moe_topk", "num_experts_per_token", "moe_top_k", "top_k_experts"
+            "num_experts_per_tok",
+            "moe_topk",
+            "num_experts_per_token",
+            "experts_per_token",
+            "moe_top_k",
+            "top_k_experts",
         )
 
     @property

@@ -137,7 +137,7 @@ def _mlp_kinds(cfg: ArchConfig, n: int) -> list[str]:
         return [{"E": "moe", "-": "dense"}.get(c, "none") for c in pattern[:n]]
     first_dense = cfg.number("first_k_dense_replace", default=0) or 0
     freq = cfg.number("moe_layer_freq", default=1) or 1
-    step = cfg.number("decoder_sparse_step", default=1) or 1
+    step = cfg.number("decoder_sparse_step", "interleave_moe_layer_step", default=1) or 1
     only_dense = set(cfg.get("mlp_only_layers") or [])
     out = []
     for i in range(n):
