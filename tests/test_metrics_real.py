@@ -332,3 +332,26 @@ def test_hybrid_override_pattern_mamba_attention_mlp(tmp_path):
     conv = (4 - 1) * (4 * 16 + 2 * 2 * 8) * 2
     assert m.kv.state_bytes_per_sequence == state + conv
     assert m.kv.bytes_per_token == 2 * 2 * 8 * 2
+
+
+def test_siglip_vision_tower_from_config():
+    """SigLIP so400m-style tower: 27 layers of 1152 wide with a 4304 MLP, 14x14 patches of a 896 image."""
+    cfg = {
+        "text_config": {
+            "hidden_size": 2560,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 8,
+            "vocab_size": 1000,
+        },
+        "vision_config": {
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "num_hidden_layers": 27,
+            "patch_size": 14,
+            "image_size": 896,
+        },
+    }
+    d, mlp = 1152, 4304
+    layer = 4 * (d * d + d) + (mlp * d + mlp) + (d * mlp + d) + 2 * 2 * d
+    tower = d * 3 * 14 * 14 + d + (896 // 14) ** 2 * d + 2 * d + 27 * layer
+    assert config_only(cfg).params.by_component["vision_tower"] == tower

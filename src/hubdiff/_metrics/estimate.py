@@ -4,8 +4,9 @@ When there are no headers (a config published before the weights, or ``--config-
 out the tensors each layer would have and runs the same counting as on real headers. Experts are
 written fused (one ``[E, ...]`` tensor per projection) so a 900-expert model stays small. Assumptions:
 no biases unless the config asks for them; MTP layers store their own copy of the embedding and the
-output head (as DeepSeek-V3's checkpoint does); vision towers follow the Qwen-VL (``depth``) or MoonViT
-(``vt_*``) layouts.
+output head (as DeepSeek-V3's checkpoint does); vision towers follow the Qwen-VL (``depth``), MoonViT
+(``vt_*``) or CLIP/SigLIP (``num_hidden_layers`` + ``image_size``) layouts; projectors are estimated
+for the first two only.
 """
 
 from __future__ import annotations
@@ -293,5 +294,34 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
                 (prefix + "linear_fc2.weight", dt, (out_h, merged)),
                 (prefix + "linear_fc2.bias", dt, (out_h,)),
             ]
+        return out
+    if all(isinstance(v.get(k), int) for k in ("num_hidden_layers", "hidden_size", "intermediate_size")):
+        # CLIP / SigLIP-style ViT: biased q, k, v, o and fc1, fc2; layer norms with bias; learned positions
+        d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+        patch, channels = v.get("patch_size") or 14, v.get("num_channels") or v.get("in_channels") or 3
+        positions = (v.get("image_size") or 224) // patch
+        e = "vision_tower.vision_model."
+        out = [
+            (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+            (e + "embeddings.patch_embedding.bias", dt, (d,)),
+            (e + "embeddings.position_embedding.weight", dt, (positions * positions, d)),
+            (e + "post_layernorm.weight", dt, (d,)),
+            (e + "post_layernorm.bias", dt, (d,)),
+        ]
+        for i in range(depth):
+            b = f"{e}encoder.layers.{i}."
+            for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+                out += [
+                    (b + f"self_attn.{proj}.weight", dt, (d, d)),
+                    (b + f"self_attn.{proj}.bias", dt, (d,)),
+                ]
+            out += [
+                (b + "mlp.fc1.weight", dt, (mlp, d)),
+                (b + "mlp.fc1.bias", dt, (mlp,)),
+                (b + "mlp.fc2.weight", dt, (d, mlp)),
+                (b + "mlp.fc2.bias", dt, (d,)),
+            ]
+            for norm in ("layer_norm1", "layer_norm2"):
+                out += [(b + f"{norm}.weight", dt, (d,)), (b + f"{norm}.bias", dt, (d,))]
         return out
     return []
