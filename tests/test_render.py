@@ -123,3 +123,15 @@ def test_example_reports_match_their_snapshots(example_hub, tmp_path):
     release = run_diff("zai-org/GLM-5", "zai-org/GLM-5.3", sources, MetricsOptions(kv_dtype="fp8"))
     assert_snapshot("glm-5-vs-5.3.txt", render(release, "text"))
     assert_snapshot("glm-5-vs-5.3.summary.md", render(release, "summary"))
+
+
+def test_terminal_output_shows_control_characters_escaped(tmp_path):
+    from hubdiff._render.text import snapshot_text
+    from hubdiff._source.local import load_local
+    from hubdiff.testing import write_checkpoint
+
+    name = "model.layers.0.\x1b[2J\x07evil.weight"
+    write_checkpoint(tmp_path, CommitSpec({"config.json": b"{}"}, [(name, "F16", (2,))]))
+    text = snapshot_text(load_local(str(tmp_path)))
+    assert "\x1b" not in text and "\x07" not in text
+    assert "model.layers.0.\\x1b[2J\\x07evil.weight" in text

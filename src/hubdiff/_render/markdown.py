@@ -18,6 +18,7 @@ import jinja2
 from .._metrics import Metrics
 from ..jobs import Report
 from ..units import gib, human_bytes, human_count
+from .text import printable
 
 COMMENT_LIMIT = 65_536
 MAX_TEXT = 300
@@ -190,6 +191,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
+        t=printable,
         md=md,
         code=code,
         number=number,

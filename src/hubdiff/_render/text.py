@@ -9,6 +9,13 @@ from ..patterns import Pattern
 from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count
 
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)]}
+
+
+def printable(value: object) -> str:
+    """Text from the Hub made safe for a terminal: control characters (escape sequences) shown as \\xNN."""
+    return str(value).translate(_CONTROL)
+
 
 def table(rows: Sequence[Sequence[str]], align: str = "") -> str:
     """A plain column-aligned table; ``align`` has one letter per column, ``r`` for right-aligned."""
@@ -24,7 +31,10 @@ def table(rows: Sequence[Sequence[str]], align: str = "") -> str:
 
 
 def pattern_rows(patterns: Sequence[Pattern]) -> list[list[str]]:
-    return [[p.name, p.dtype, "[" + ", ".join(map(str, p.shape)) + "]", f"×{p.count:,}"] for p in patterns]
+    return [
+        [printable(p.name), printable(p.dtype), "[" + ", ".join(map(str, p.shape)) + "]", f"×{p.count:,}"]
+        for p in patterns
+    ]
 
 
 def snapshot_text(snapshot: Snapshot) -> str:
@@ -43,8 +53,8 @@ def snapshot_text(snapshot: Snapshot) -> str:
     if "total_size" in snapshot.index_metadata:
         head.append(f"index total_size: {snapshot.index_metadata['total_size']:,}")
     if snapshot.unknown_dtypes:
-        head.append(f"unknown dtypes (bytes not counted): {', '.join(snapshot.unknown_dtypes)}")
-    by_dtype = table([[d, f"{n:,}", human_count(n)] for d, n in params.items()], "lrr")
+        head.append(f"unknown dtypes (bytes not counted): {printable(', '.join(snapshot.unknown_dtypes))}")
+    by_dtype = table([[printable(d), f"{n:,}", human_count(n)] for d, n in params.items()], "lrr")
     patterns = table([["pattern", "dtype", "shape", "count"], *pattern_rows(snapshot.patterns)], "lllr")
     return "\n".join(head) + "\n\nelements by dtype\n" + by_dtype + "\n\n" + patterns + "\n"
 
@@ -54,7 +64,7 @@ def metrics_text(metrics: Metrics) -> str:
     p, layers, kv = j["params"], j["layers"], metrics.kv
     e = p["experts"]
     basis = "from safetensors headers" if metrics.basis == "headers" else "estimated from config.json"
-    lines = [f"{metrics.source} ({basis})", ""]
+    lines = [f"{printable(metrics.source)} ({basis})", ""]
     lines.append(
         f"parameters  {human_count(p['total'])} total, {human_count(p['main'])} without MTP; active per token "
         f"{human_count(p['active'])} ({human_count(p['active_without_embeddings'])} without embeddings, "
