@@ -88,6 +88,7 @@ def test_new_commit_between_two_runs_with_gated_and_failing_repos(hub, tmp_path)
     assert "gated repo" in failed["org/gated@main"] and "HTTP 503" in failed["other/broken@main"]
     assert sorted(first.unchanged) == ["org/a", "org/b"]
     assert path.read_text() == before and first.exit_code == 3
+    assert "pr_body" not in first.files["fam"]  # failures are reported, but there is nothing to propose
 
     new_sha = hub.push("org/a", commit(64))
     second = run_watch([path], sources, update=True, output_dir=tmp_path / "r2")

@@ -235,7 +235,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     for line in annotations(outcome):
         print(line)
     for family, files in sorted(outcome.files.items()):
-        print(f"{family}: report {files['report']}, PR body {files['pr_body']}")
+        print(
+            f"{family}: report {files['report']}"
+            + (f", PR body {files['pr_body']}" if "pr_body" in files else "")
+        )
     print(outcome.summary_line())
     return outcome.exit_code
 

@@ -79,7 +79,7 @@ def run_demo(args: argparse.Namespace) -> int:
                     )
         print(f"   {second.summary_line()}")
         for paths in second.files.values():
-            print(f"   report: {paths['report']}\n   PR body: {paths['pr_body']}")
+            print(f"   report: {paths['report']}\n   PR body: {paths.get('pr_body', '-')}")
         print(f"   baseline re-recorded: {baselines / 'glm-5.yaml'} (claims and notes kept)")
         sent = sum(r.bytes_sent for r in hub.log)
         print(

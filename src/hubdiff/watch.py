@@ -148,14 +148,17 @@ def run_watch(
         result, _ = check_repo(baseline, replace(repo, revision=now or repo.revision), sources)
         result = replace(result, title=f"{repo.repo}@{repo.revision}")
         outcome.results.setdefault(baseline.family, []).append(result)
+    changed = set(outcome.changed_families)
     for family, results in sorted(outcome.results.items()):
         report = Report("watch", tuple(results))
         base = output_dir / family
-        files = {"report": f"{base}.md", "comment": f"{base}.comment.md", "pr_body": f"{base}.pr.md"}
+        files = {"report": f"{base}.md", "comment": f"{base}.comment.md"}
         atomic_write_text(Path(files["report"]), render(report, "report", template_dir))
         comment = render_comment(report, template_dir, files["report"], marker=family)
         atomic_write_text(Path(files["comment"]), comment)
-        atomic_write_text(Path(files["pr_body"]), comment)
+        if family in changed:  # a pull request is opened only for families whose repos moved
+            files["pr_body"] = f"{base}.pr.md"
+            atomic_write_text(Path(files["pr_body"]), comment)
         outcome.files[family] = files
     if update:
         shas = {repo: sha for repo, sha in current.items() if isinstance(sha, str)}
@@ -201,7 +204,9 @@ def github_outputs(outcome: WatchOutcome) -> dict[str, str]:
         "families": json.dumps(outcome.changed_families),
         "failed": json.dumps([r.title for r in outcome.failed]),
         "reports": json.dumps({f: files["report"] for f, files in outcome.files.items()}),
-        "pr_bodies": json.dumps({f: files["pr_body"] for f, files in outcome.files.items()}),
+        "pr_bodies": json.dumps(
+            {f: files["pr_body"] for f, files in outcome.files.items() if "pr_body" in files}
+        ),
         "baselines": json.dumps({f: str(outcome.baseline_files[f]) for f in outcome.changed_families}),
         "summary": outcome.summary_line(),
     }
