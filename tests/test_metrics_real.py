@@ -355,3 +355,30 @@ def test_siglip_vision_tower_from_config():
     layer = 4 * (d * d + d) + (mlp * d + mlp) + (d * mlp + d) + 2 * 2 * d
     tower = d * 3 * 14 * 14 + d + (896 // 14) ** 2 * d + 2 * d + 27 * layer
     assert config_only(cfg).params.by_component["vision_tower"] == tower
+
+
+def test_nvfp4_uint8_weights_count_two_parameters_a_byte(tmp_path):
+    """ModelOpt NVFP4: U8 `weight` of [out, in/2], F8 block scales, F32 `weight_scale_2` and `input_scale`."""
+    cfg = {
+        "hidden_size": 64,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "vocab_size": 10,
+        "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"},
+    }
+    p = "model.layers.0.mlp."
+    tensors = [
+        (p + "down_proj.weight", "U8", (64, 64)),
+        (p + "down_proj.weight_scale", "F8_E4M3", (64, 8)),
+        (p + "down_proj.weight_scale_2", "F32", ()),
+        (p + "down_proj.input_scale", "F32", ()),
+        ("model.norm.weight", "BF16", (64,)),
+    ]
+    write_checkpoint(tmp_path, CommitSpec({"config.json": json.dumps(cfg).encode()}, tensors))
+    m = compute_metrics(load_local(str(tmp_path)))
+    assert m.params.by_component["dense_mlp"] == 64 * 128  # 128 input features, two a byte
+    assert m.params.total == 64 * 128 + 64
+    assert m.params.scale_bytes == 64 * 8 + 4 + 4
+    plain = {**cfg, "quantization_config": None}
+    write_checkpoint(tmp_path / "plain", CommitSpec({"config.json": json.dumps(plain).encode()}, tensors))
+    assert compute_metrics(load_local(str(tmp_path / "plain"))).params.by_component["dense_mlp"] == 64 * 64

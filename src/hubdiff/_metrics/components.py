@@ -81,6 +81,7 @@ _SCALE_SUFFIXES = (
     "q_scale",
     "scale_inv",
 )
+_NUMBERED_SCALE = re.compile(r"_scale_\d+$")  # e.g. NVFP4's per-tensor weight_scale_2
 _EMBED = {
     "embed_tokens",
     "wte",
@@ -143,13 +144,15 @@ def _layer_of(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _logical(name: str, dtype: str, shape: tuple[int, ...], bits: int) -> int:
+def _logical(name: str, dtype: str, shape: tuple[int, ...], bits: int, packed_u8_weights: bool) -> int:
     elements = 1
     for d in shape:
         elements *= d
     last = name.rsplit(".", 1)[-1]
     if dtype in ("U8", "I8") and (last == "weight_packed" or last.endswith("_blocks")):
         return elements * (8 // bits if bits in (1, 2, 4) else 2)
+    if dtype == "U8" and last == "weight" and packed_u8_weights:  # NVFP4 / NF4: two 4-bit values a byte
+        return elements * 2
     if dtype == "I32" and last in ("qweight", "weight_packed"):
         return elements * (32 // bits if bits in (2, 3, 4, 8) else 8)
     return elements
@@ -159,7 +162,11 @@ def _is_scale(segments: list[str]) -> bool:
     last = segments[-1]
     if last.startswith("hc_"):
         return False
-    return last.endswith(_SCALE_SUFFIXES) or last in ("scales", "scale", "zeros", "g_idx")
+    return (
+        last.endswith(_SCALE_SUFFIXES)
+        or last in ("scales", "scale", "zeros", "g_idx")
+        or bool(_NUMBERED_SCALE.search(last))
+    )
 
 
 def classify(
@@ -220,6 +227,7 @@ def count_parameters(
     by_layer = {info.index: info for info in layers}
     n = cfg.num_layers
     bits = cfg.quant_bits
+    packed_u8 = cfg.four_bit_uint8_weights
     comp: Counter[str] = Counter()
     by_dtype: Counter[str] = Counter()
     expert_ids: dict[int, set[int]] = defaultdict(set)
@@ -234,7 +242,7 @@ def count_parameters(
             report.scale_elements += elements
             report.scale_bytes += dtypes.nbytes(dtype, elements) or 0
             continue
-        params = _logical(name, dtype, shape, bits)
+        params = _logical(name, dtype, shape, bits, packed_u8)
         component, layer = classify(name, shape, by_layer, n)
         comp[component] += params
         by_dtype[dtype] += params

@@ -131,6 +131,22 @@ class ArchConfig:
         return value if isinstance(value, dict) else {}
 
     @property
+    def four_bit_uint8_weights(self) -> bool:
+        """The quantization config says weights are 4-bit values packed two to a U8 (NVFP4, MXFP4, NF4, ...)."""
+        quant = self.get("quantization_config")
+        if not isinstance(quant, dict):
+            return False
+        if quant.get("load_in_4bit") is True:
+            return True
+        text = " ".join(
+            str(quant.get(k, "")) for k in ("quant_algo", "format", "quant_method", "bnb_4bit_quant_type")
+        )
+        return any(tag in text.lower() for tag in ("fp4", "nvfp4", "mxfp4", "nf4", "w4a")) or (
+            self.quant_bits == 4
+            and bool(quant.get("config_groups") or quant.get("bits") or quant.get("num_bits"))
+        )
+
+    @property
     def quant_bits(self) -> int:
         """Bits of packed weights, from the quantization config (4 when it does not say)."""
         quant = self.get("quantization_config")
