@@ -382,3 +382,25 @@ def test_nvfp4_uint8_weights_count_two_parameters_a_byte(tmp_path):
     plain = {**cfg, "quantization_config": None}
     write_checkpoint(tmp_path / "plain", CommitSpec({"config.json": json.dumps(plain).encode()}, tensors))
     assert compute_metrics(load_local(str(tmp_path / "plain"))).params.by_component["dense_mlp"] == 64 * 64
+
+
+def test_chunked_attention_layers_are_capped_at_their_chunk():
+    """Llama 4 style: RoPE layers attend within 8,192-token chunks, every fourth (NoPE) layer globally."""
+    cfg = {
+        "hidden_size": 512,
+        "num_hidden_layers": 8,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 64,
+        "vocab_size": 100,
+        "attention_chunk_size": 8192,
+        "no_rope_layers": [1, 1, 1, 0, 1, 1, 1, 0],
+        "max_position_embeddings": 1_048_576,
+    }
+    kv = config_only(cfg).kv
+    per_layer = 2 * 2 * 64 * 2
+    assert kv.bytes_per_token == 2 * per_layer and kv.window_bytes_per_token == 6 * per_layer
+    assert kv.bytes_at(1_048_576) == 2 * per_layer * 1_048_576 + 6 * per_layer * 8192
+    typed = {**cfg, "layer_types": ["chunked_attention", "full_attention"] * 4}
+    typed.pop("no_rope_layers")
+    assert config_only(typed).kv.window_bytes_per_token == 4 * per_layer

@@ -78,8 +78,16 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
                 kinds[i] = "kda"
             elif kind in ("mamba", "mamba2"):
                 kinds[i] = "mamba"
-            elif "sliding" in kind or kind in ("local", "chunked_attention"):
+            elif kind == "chunked_attention":
+                kinds[i], windows[i] = "swa", cfg.number("attention_chunk_size") or window
+            elif "sliding" in kind or kind == "local":
                 kinds[i], windows[i] = "swa", window
+    elif cfg.number("attention_chunk_size") and isinstance(cfg.get("no_rope_layers"), list):
+        # Llama 4: layers that use RoPE attend within chunks of attention_chunk_size; NoPE layers globally
+        chunk = cfg.number("attention_chunk_size")
+        for i, uses_rope in enumerate(cfg.get("no_rope_layers")[:n]):
+            if uses_rope:
+                kinds[i], windows[i] = "swa", chunk
     elif isinstance(pattern, str) and len(pattern) >= n:
         for i, char in enumerate(pattern[:n]):
             kinds[i] = {"M": "mamba", "*": full}.get(char, "none")
