@@ -202,3 +202,13 @@ def test_bad_configs(tmp_path, config, problem):
     (folder / "config.json").write_bytes(b"{" + b" " * config + b"}" if isinstance(config, int) else config)
     with pytest.raises(SourceError, match=problem.replace("(", r"\(").replace(")", r"\)")):
         load_local(str(folder))
+
+
+def test_header_only_skeletons_are_read_but_partial_files_are_not(tmp_path):
+    header = {"a": {"dtype": "BF16", "shape": [1024, 1024], "data_offsets": [0, 2 * 1024 * 1024]}}
+    skeleton = write_raw(tmp_path / "skeleton", header, data_size=0)
+    snapshot = load_local(str(skeleton))
+    assert sum(snapshot.parameters_by_dtype().values()) == 1024 * 1024
+    partial = write_raw(tmp_path / "partial", header, data_size=1000)
+    with pytest.raises(SourceError, match="run past the end of the file"):
+        load_local(str(partial))
