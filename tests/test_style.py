@@ -1,0 +1,16 @@
+"""The code is ruff clean (lint and format), as the README promises."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_ruff_lint_and_format():
+    ruff = shutil.which("ruff")
+    assert ruff, "ruff is installed by the test extra"
+    lint = subprocess.run([ruff, "check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout
+    fmt = subprocess.run([ruff, "format", "--check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stdout
