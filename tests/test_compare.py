@@ -55,6 +55,11 @@ def test_glm5_to_glm53(sources):
     assert len(templates) == 5 and not result.comparison.tensors.added
     assert "self_attn.indexer.* tensors leave 57 of 79 layers (79 → 22)" in result.headline
     assert report.exit_code == 1
+    text = render(report, "text")
+    assert "rope_parameters.rope_theta: 1,000,000 -> 8,000,000" in text
+    assert "max_position_embeddings: 202,752 -> 1,048,576" in text
+    assert "index_topk_freq: (absent) -> 4" in text
+    assert "| `rope_parameters.rope_theta` | changed | `1,000,000` | `8,000,000` |" in render(report)
 
 
 def test_glm53_to_flash_reproduces_the_seed(sources):

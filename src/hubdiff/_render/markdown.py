@@ -63,6 +63,15 @@ def code(value: Any, limit: int = MAX_TEXT, table: bool = True) -> str:
     return f"{fence}{text}{fence}"
 
 
+def config_value(value: Any) -> str:
+    """A config value as people read it: whole numbers with thousands separators, the rest as JSON."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return json.dumps(value, ensure_ascii=False)
+
+
 def number(value: Any) -> str:
     if isinstance(value, bool) or value is None:
         return str(value)
@@ -192,6 +201,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
     )
     env.filters.update(
         t=printable,
+        value=config_value,
         md=md,
         code=code,
         number=number,
