@@ -40,6 +40,9 @@ def test_glm5_to_glm53(sources):
     assert changes["indexer_types"].summary == "78 entries: 57 shared, 21 full"
     assert changes["transformers_version"].category == "cosmetic"
     assert changes["index_topk_pattern"].category == "cosmetic"  # added as null
+    # mlp_layer_types spells out first_k_dense_replace: same census, so it changes nothing
+    assert changes["mlp_layer_types"].category == "cosmetic"
+    assert changes["indexer_types"].category == "architectural"  # 57 layers now share an indexer
     # every difference between the two real configs is reported, and only those
     old, new = real_config("GLM-5"), real_config("GLM-5.3")
     expected = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k) or (k in old) != (k in new)}

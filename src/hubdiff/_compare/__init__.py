@@ -6,7 +6,7 @@ shown as patterns (see tensor_diff).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from deepdiff import DeepDiff
@@ -75,14 +75,40 @@ def diff_figures(old: dict[str, Any], new: dict[str, Any]) -> list[MetricDelta]:
     return [MetricDelta(n, old.get(n), new.get(n), FIGURE_UNITS.get(n, "count")) for n in sorted(names)]
 
 
+# Keys that spell out, layer by layer, what other keys already imply; which census field each one drives.
+LAYER_PATTERN_KEYS = {
+    "mlp_layer_types": ("mlp",),
+    "indexer_types": ("attention", "indexer"),
+    "layer_types": ("attention", "window"),
+    "hybrid_override_pattern": ("attention", "mlp"),
+}
+
+
+def _restated(change: ConfigChange, old: Metrics, new: Metrics) -> ConfigChange:
+    """A layer-pattern key whose census is unchanged restates the other keys: cosmetic, said so."""
+    fields = LAYER_PATTERN_KEYS.get(change.path)
+    if fields is None or change.category != "architectural":
+        return change
+    before = [tuple(getattr(x, f) for f in fields) for x in old.layers]
+    after = [tuple(getattr(x, f) for f in fields) for x in new.layers]
+    if before != after:
+        return change
+    return replace(change, category="cosmetic", rule="restates the layer pattern the other keys already give")
+
+
 def compare(old: Side, new: Side, old_figures: dict[str, Any] | None = None) -> Comparison:
     """``old_figures`` replaces the old side's computed figures (a baseline's recorded ones)."""
     figures_old = old_figures if old_figures is not None else old.metrics.figures()
     figures_new = new.metrics.figures()
+    config = [
+        _restated(c, old.metrics, new.metrics) for c in diff_configs(old.snapshot.config, new.snapshot.config)
+    ]
+    order = {"architectural": 0, "behavioural": 1, "cosmetic": 2}
+    config.sort(key=lambda c: (order[c.category], c.path))
     return Comparison(
         old=old,
         new=new,
-        config=tuple(diff_configs(old.snapshot.config, new.snapshot.config)),
+        config=tuple(config),
         tensors=diff_tensors(old.snapshot, new.snapshot),
         metrics=tuple(diff_figures(figures_old, figures_new)),
         figures_old=figures_old,

@@ -166,8 +166,7 @@ def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]
         changes.append(
             ConfigChange(path, kind, before, after, category, rule, _summarise_list(before, after))
         )
-    order = {"architectural": 0, "behavioural": 1, "cosmetic": 2}
-    return sorted(changes, key=lambda c: (order[c.category], c.path))
+    return changes  # in path order; compare() orders them by category
 
 
 def _has(config: dict[str, Any], key: tuple[Any, ...]) -> bool:
