@@ -109,3 +109,26 @@ def test_a_changed_repo_fails_its_layout_test_and_stale_patterns_are_reported(hu
     assert run.returncode == 1
     assert "m::layout: the Hub no longer matches" in run.stdout
     assert "stale: " in run.stdout and "1 recorded tensor patterns no longer exist" in run.stdout
+
+
+def test_hub_offline_runs_from_the_cache(hub, tmp_path):
+    from hubdiff._metrics import compute_metrics
+    from hubdiff._source import HubSettings, Sources, SourceSpec
+    from hubdiff._source.cache import SnapshotCache
+    from hubdiff.baseline import record_repo, write_baseline
+    from hubdiff.testing import CommitSpec, RepoSpec
+
+    tensors = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (8, 8)) for i in range(2)]
+    cfg = b'{"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}'
+    hub.add(RepoSpec("org/m", [CommitSpec({"config.json": cfg}, tensors)]))
+    snapshot = Sources(HubSettings(endpoint=hub.endpoint), SnapshotCache(tmp_path / "c")).open(
+        SourceSpec("hub", "org/m", "main")
+    )
+    (tmp_path / "baselines").mkdir()
+    entry = record_repo(snapshot, compute_metrics(snapshot), {"claims": {"layers": 2}})
+    write_baseline(tmp_path / "baselines" / "m.yaml", {"family": "m", "repos": {"org/m": entry}})
+    assert pytest_checks(tmp_path, hub.endpoint, "-q").returncode == 0  # fills the cache
+    hub.stop()
+    offline = pytest_checks(tmp_path, "http://127.0.0.1:9", "-q", "--hub-offline")
+    assert offline.returncode == 0, offline.stdout
+    assert "2 passed" in offline.stdout
