@@ -404,3 +404,33 @@ def test_chunked_attention_layers_are_capped_at_their_chunk():
     typed = {**cfg, "layer_types": ["chunked_attention", "full_attention"] * 4}
     typed.pop("no_rope_layers")
     assert config_only(typed).kv.window_bytes_per_token == 4 * per_layer
+
+
+def test_qwen25_vl_style_tower_from_config():
+    """Qwen2.5-VL: 32 blocks of 1280 with a biased SwiGLU MLP of 3420 and RMSNorm, merged 2x2 into 8192."""
+    cfg = {
+        "text_config": {
+            "hidden_size": 8192,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 8,
+            "vocab_size": 10,
+        },
+        "vision_config": {
+            "depth": 32,
+            "hidden_size": 1280,
+            "intermediate_size": 3420,
+            "hidden_act": "silu",
+            "out_hidden_size": 8192,
+            "patch_size": 14,
+            "temporal_patch_size": 2,
+            "spatial_merge_size": 2,
+            "in_channels": 3,
+        },
+    }
+    d, mlp, merged = 1280, 3420, 1280 * 4
+    block = 2 * d + (3 * d * d + 3 * d) + (d * d + d) + 2 * (mlp * d + mlp) + (d * mlp + d)
+    m = config_only(cfg)
+    assert m.params.by_component["vision_tower"] == d * 3 * 2 * 14 * 14 + 32 * block
+    assert (
+        m.params.by_component["multimodal_projector"] == d + merged * merged + merged + 8192 * merged + 8192
+    )

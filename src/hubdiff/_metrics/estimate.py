@@ -249,46 +249,56 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
         ]
         return out
     if isinstance(v.get("depth"), int) and isinstance(v.get("hidden_size"), int):
-        d, depth = v["hidden_size"], v["depth"]
-        mlp = v.get("intermediate_size") or 4 * d
+        # Qwen-VL towers. Qwen2-VL: width embed_dim, hidden_size is the output; Qwen2.5-VL: SwiGLU MLP
+        # and RMSNorm (hidden_act silu); Qwen3-VL: learned positions, deepstack mergers.
+        d = v.get("embed_dim") or v["hidden_size"]
+        out_h = v["hidden_size"] if v.get("embed_dim") else (v.get("out_hidden_size") or text_hidden)
+        mlp = v.get("intermediate_size") or int(d * (v.get("mlp_ratio") or 4))
+        gated = v.get("hidden_act") == "silu"
         patch, temporal, channels = (
             v.get("patch_size") or 14,
             v.get("temporal_patch_size") or 1,
             v.get("in_channels") or 3,
         )
-        merge = v.get("spatial_merge_size") or 2
-        merged = d * merge * merge
-        out_h = v.get("out_hidden_size") or text_hidden
-        out = [
-            ("model.visual.patch_embed.proj.weight", dt, (d, channels, temporal, patch, patch)),
-            ("model.visual.patch_embed.proj.bias", dt, (d,)),
-        ]
-        if v.get("num_position_embeddings"):
-            out.append(("model.visual.pos_embed.weight", dt, (v["num_position_embeddings"], d)))
-        for i in range(depth):
+        merged = d * (v.get("spatial_merge_size") or 2) ** 2
+        learned_positions = bool(v.get("num_position_embeddings"))
+        out = [("model.visual.patch_embed.proj.weight", dt, (d, channels, temporal, patch, patch))]
+        if learned_positions:
+            out += [
+                ("model.visual.patch_embed.proj.bias", dt, (d,)),
+                ("model.visual.pos_embed.weight", dt, (v["num_position_embeddings"], d)),
+            ]
+        for i in range(v["depth"]):
             b = f"model.visual.blocks.{i}."
             out += [
                 (b + "norm1.weight", dt, (d,)),
-                (b + "norm1.bias", dt, (d,)),
                 (b + "norm2.weight", dt, (d,)),
-                (b + "norm2.bias", dt, (d,)),
                 (b + "attn.qkv.weight", dt, (3 * d, d)),
                 (b + "attn.qkv.bias", dt, (3 * d,)),
                 (b + "attn.proj.weight", dt, (d, d)),
                 (b + "attn.proj.bias", dt, (d,)),
-                (b + "mlp.linear_fc1.weight", dt, (mlp, d)),
-                (b + "mlp.linear_fc1.bias", dt, (mlp,)),
-                (b + "mlp.linear_fc2.weight", dt, (d, mlp)),
-                (b + "mlp.linear_fc2.bias", dt, (d,)),
             ]
+            if not gated:
+                out += [
+                    (b + "norm1.bias", dt, (d,)),
+                    (b + "norm2.bias", dt, (d,)),
+                    (b + "mlp.linear_fc1.weight", dt, (mlp, d)),
+                    (b + "mlp.linear_fc1.bias", dt, (mlp,)),
+                    (b + "mlp.linear_fc2.weight", dt, (d, mlp)),
+                    (b + "mlp.linear_fc2.bias", dt, (d,)),
+                ]
+            else:
+                for proj, shape in (("gate_proj", (mlp, d)), ("up_proj", (mlp, d)), ("down_proj", (d, mlp))):
+                    out += [(b + f"mlp.{proj}.weight", dt, shape), (b + f"mlp.{proj}.bias", dt, (shape[0],))]
         mergers = [("model.visual.merger.", d)] + [
             (f"model.visual.deepstack_merger_list.{i}.", merged)
             for i in range(len(v.get("deepstack_visual_indexes") or []))
         ]
         for prefix, norm in mergers:
+            out.append((prefix + "norm.weight", dt, (norm,)))
+            if not gated:
+                out.append((prefix + "norm.bias", dt, (norm,)))
             out += [
-                (prefix + "norm.weight", dt, (norm,)),
-                (prefix + "norm.bias", dt, (norm,)),
                 (prefix + "linear_fc1.weight", dt, (merged, merged)),
                 (prefix + "linear_fc1.bias", dt, (merged,)),
                 (prefix + "linear_fc2.weight", dt, (out_h, merged)),
