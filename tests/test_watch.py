@@ -150,3 +150,26 @@ def test_shards_split_families_deterministically():
     shards = [[f for f in families if in_shard(f, (i, 4))] for i in range(4)]
     assert sorted(f for shard in shards for f in shard) == sorted(families) and all(shards)
     assert parse_shard("2/4") == (2, 4) and parse_shard(None) == (0, 1)
+
+
+def test_annotations_are_capped_at_ten_and_escaped():
+    from hubdiff.jobs import RepoResult
+    from hubdiff.watch import WatchOutcome
+
+    outcome = WatchOutcome()
+    outcome.results["fam"] = [
+        RepoResult(
+            f"org/m{i}@main",
+            error="HTTP 503\nafter 5 attempts, 100%",
+            baseline=Path("baselines/fam.yaml"),
+            line=10 + i,
+        )
+        for i in range(15)
+    ]
+    lines = annotations(outcome)
+    assert len(lines) == 10
+    assert lines[0] == (
+        "::error file=baselines/fam.yaml,line=10,title=hubdiff error::org/m0@main: could not be "
+        "read (HTTP 503%0Aafter 5 attempts, 100%25)"
+    )
+    assert lines[-1] == "::warning ::6 more hubdiff findings in the job summary"
