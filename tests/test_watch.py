@@ -173,3 +173,29 @@ def test_annotations_are_capped_at_ten_and_escaped():
         "read (HTTP 503%0Aafter 5 attempts, 100%25)"
     )
     assert lines[-1] == "::warning ::6 more hubdiff findings in the job summary"
+
+
+def test_two_updates_at_once_leave_a_valid_baseline(hub, tmp_path):
+    from hubdiff.baseline import load_baseline
+
+    for repo in ("org/a", "org/b"):
+        hub.add(small(repo))
+    sources = sources_for(hub, tmp_path)
+    path = tmp_path / "fam.yaml"
+    record(path, "fam", ["org/a", "org/b"], sources, claims={"org/a": {"layers": 2}})
+    sha_a, sha_b = hub.push("org/a", commit(64)), hub.push("org/b", commit(96))
+    env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "hubdiff", "baseline", "update", str(path), "--repo", repo],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for repo in ("org/a", "org/b")
+    ]
+    assert [r.wait(timeout=120) for r in runs] == [0, 0]
+    recorded = {r.repo: r for r in load_baseline(path).repos}
+    assert recorded["org/a"].sha == sha_a and recorded["org/b"].sha == sha_b  # neither write was lost
+    assert recorded["org/a"].claims[0].name == "layers"
+    assert not list(tmp_path.glob(".fam.yaml.*.tmp"))
