@@ -13,7 +13,7 @@ from hubdiff._source import HubSettings, Sources, SourceSpec
 from hubdiff._source.cache import SnapshotCache
 from hubdiff.baseline import record_repo, write_baseline
 from hubdiff.testing import CommitSpec, Fault, RepoSpec
-from hubdiff.watch import annotations, in_shard, parse_shard, run_watch
+from hubdiff.watch import github_annotations, in_shard, parse_shard, run_watch
 
 CFG = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100}
 
@@ -101,7 +101,7 @@ def test_new_commit_between_two_runs_with_gated_and_failing_repos(hub, tmp_path)
     assert after["repos"]["org/b"] == data["repos"]["org/b"]
     body = Path(second.files["fam"]["pr_body"]).read_text()
     assert body.startswith("<!-- hubdiff:fam -->") and "org/a@main" in body
-    assert len(annotations(second)) == 3 and second.exit_code == 3
+    assert len(github_annotations(second)) == 3 and second.exit_code == 3
 
 
 def test_cli_writes_github_outputs_summary_and_annotations(hub, tmp_path):
@@ -166,7 +166,7 @@ def test_annotations_are_capped_at_ten_and_escaped():
         )
         for i in range(15)
     ]
-    lines = annotations(outcome)
+    lines = github_annotations(outcome)
     assert len(lines) == 10
     assert lines[0] == (
         "::error file=baselines/fam.yaml,line=10,title=hubdiff error::org/m0@main: could not be "

@@ -61,7 +61,7 @@ class RepoBaseline:
 
     def expected_snapshot(self) -> Snapshot:
         """The recorded revision rebuilt from the baseline (patterns are lossless)."""
-        tensors = []
+        tensors: list[Tensor] = []
         for key, row in self.tensors.items():
             pattern = parse_pattern_row(key, row)
             tensors.extend(Tensor(name, pattern.dtype, pattern.shape, "") for name in pattern.names())
@@ -246,7 +246,8 @@ def _options(raw: Any, fail: Any) -> MetricsOptions:
         raise fail(["context"], "must be a positive whole number of tokens")
     if "indexer_pooling" in raw and raw["indexer_pooling"] not in ("auto", "stored", "scan"):
         raise fail(["indexer_pooling"], "must be auto, stored or scan")
-    return MetricsOptions(**{k: (str(v).lower() if k == "kv_dtype" else v) for k, v in raw.items()})
+    values = {k: (str(v).lower() if k == "kv_dtype" else v) for k, v in raw.items()}
+    return MetricsOptions(**values)  # type: ignore[arg-type]  # keys and types checked just above
 
 
 def discover(paths: list[str] | None, root: Path = Path("baselines")) -> list[Path]:

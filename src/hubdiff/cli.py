@@ -99,7 +99,7 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _options_from(args: argparse.Namespace, **extra: object) -> MetricsOptions:
+def _options_from(args: argparse.Namespace, config_only: bool = False) -> MetricsOptions:
     kv_dtype = args.kv_dtype.lower() if args.kv_dtype else None
     if kv_dtype is not None and kv_dtype not in KV_DTYPE_BYTES:
         raise errors.UsageError(f"unknown KV dtype {args.kv_dtype!r} (known: {', '.join(KV_DTYPE_BYTES)})")
@@ -109,8 +109,8 @@ def _options_from(args: argparse.Namespace, **extra: object) -> MetricsOptions:
         context=args.context,
         count_mtp=args.count_mtp,
         indexer_pooling=args.indexer_pooling,
-        **extra,
-    )  # type: ignore[arg-type]
+        config_only=config_only,
+    )
 
 
 def _report_options(p: argparse.ArgumentParser) -> None:
@@ -217,7 +217,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from ._render.markdown import render
     from .baseline import discover
     from .jobs import Report
-    from .watch import annotations, parse_shard, run_watch, write_github_files
+    from .watch import github_annotations, parse_shard, run_watch, write_github_files
 
     paths = discover(args.baselines, Path(args.baseline_dir))
     if not paths:
@@ -232,7 +232,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     )
     results = tuple(r for rs in outcome.results.values() for r in rs)
     write_github_files(outcome, render(Report("watch", results), "summary"))
-    for line in annotations(outcome):
+    for line in github_annotations(outcome):
         print(line)
     for family, files in sorted(outcome.files.items()):
         print(

@@ -117,16 +117,16 @@ def _products(tuples: set[tuple[int, ...]]) -> list[tuple[tuple[int, ...], ...]]
         return [()]
     if len(first) == 1:
         return [(tuple(sorted(t[0] for t in tuples)),)]
-    rest_by_head: dict[int, set[tuple[int, ...]]] = defaultdict(set)
+    rest_by_head: dict[int, set[tuple[int, ...]]] = defaultdict(set)  # head index -> the tails after it
     for t in tuples:
         rest_by_head[t[0]].add(t[1:])
     heads_by_rest: dict[frozenset[tuple[int, ...]], list[int]] = defaultdict(list)
     for head, rest in rest_by_head.items():
         heads_by_rest[frozenset(rest)].append(head)
     out: list[tuple[tuple[int, ...], ...]] = []
-    for rest, heads in heads_by_rest.items():
+    for tails, heads in heads_by_rest.items():
         head_set = tuple(sorted(heads))
-        for tail in _products(set(rest)):
+        for tail in _products(set(tails)):
             out.append((head_set, *tail))
     return out
 

@@ -180,7 +180,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotations(outcome: WatchOutcome) -> list[str]:
+def github_annotations(outcome: WatchOutcome) -> list[str]:
     lines = []
     for results in outcome.results.values():
         for r in results:

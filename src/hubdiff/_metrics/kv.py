@@ -130,6 +130,7 @@ def kv_report(
     kv_lora = cfg.number("kv_lora_rank", default=0) or 0
     rope = cfg.number("qk_rope_head_dim", default=0) or 0
     mla_layers = by_kind.get("mla", []) + by_kind.get("dsa", [])
+    per: float
     if mla_layers:
         if profile == "vllm" and dtype in ("fp8", "f8"):
             per = kv_lora + (kv_lora // 128) * 4 + rope * 2
@@ -146,7 +147,7 @@ def kv_report(
         pooled = pool > 1 and (
             indexer_pooling == "stored" or (indexer_pooling == "auto" and compress is not False)
         )
-        elements = head / pool if pooled else head
+        elements: float = head / pool if pooled else head
         if pool > 1:
             assumptions.append(
                 f"indexer key pooling (index_kpool {pool}) "

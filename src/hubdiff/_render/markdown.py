@@ -255,7 +255,8 @@ def render_comment(
 
 
 def report_json(report: Report) -> dict[str, Any]:
-    out = {"kind": report.kind, "exit_code": report.exit_code, "results": []}
+    results: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"kind": report.kind, "exit_code": report.exit_code, "results": results}
     for r in report.results:
         entry: dict[str, Any] = {
             "title": r.title,
@@ -319,5 +320,5 @@ def report_json(report: Report) -> dict[str, Any]:
             }
             for x in r.claims
         ]
-        out["results"].append(entry)
+        results.append(entry)
     return out

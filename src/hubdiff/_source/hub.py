@@ -74,7 +74,7 @@ class HubReader:
         )
 
     # -- requests -------------------------------------------------------------------------------
-    def _attempts(self, call: Callable[[], T], where: str, revision: str, file: str | None) -> T:
+    def _attempts(self, call: Callable[[], T], where: str, revision: str | None, file: str | None) -> T:
         s = self.settings
         for attempt in range(s.retries + 1):
             try:

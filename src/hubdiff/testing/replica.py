@@ -169,7 +169,7 @@ class HubReplica:
     def endpoint(self) -> str:
         assert self._server is not None, "replica not started"
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def start(self) -> HubReplica:
         replica = self
@@ -401,7 +401,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(entries)
 
     def _list_models(self, query: dict[str, list[str]]) -> None:
-        author = (query.get("author") or [None])[0]
+        author = (query.get("author") or [""])[0]
         models = []
         for repo in sorted(self.hub.repos.values(), key=lambda r: r.repo_id):
             if author and repo.repo_id.split("/")[0] != author:
