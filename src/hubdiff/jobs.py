@@ -6,7 +6,7 @@ Report for the renderers. A source that cannot be read is reported and the other
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from ._compare import Comparison, Side, compare
 from ._compare.claims import ClaimResult, evaluate
 from ._compare.config_diff import ConfigChange
 from ._metrics import Metrics, MetricsOptions, compute_metrics
+from ._metrics.kv import kv_report
 from ._source import Sources, SourceSpec, parse_source
 from .baseline import Baseline, RepoBaseline, load_baseline
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError
@@ -162,16 +163,24 @@ def _kv_variants(old: Side, new: Side, options: MetricsOptions) -> tuple[KVVaria
     pooled = any((s.metrics.cfg.number("index_kpool", default=1) or 1) > 1 for s in (old, new))
     if not pooled or options.indexer_pooling != "auto":
         return ()
-    out = []
-    for mode, label in (
+
+    def kv_bytes(side: Side, mode: str) -> int:
+        m = side.metrics
+        return kv_report(
+            m.cfg,
+            list(m.layers),
+            profile=options.profile,
+            kv_dtype=options.kv_dtype,
+            context=options.context,
+            count_mtp=options.count_mtp,
+            indexer_pooling=mode,
+        ).bytes_per_token
+
+    modes = (
         ("stored", "index_kpool shrinks the stored indexer keys"),
         ("scan", "index_kpool shrinks only the scan"),
-    ):
-        alt = replace(options, indexer_pooling=mode)
-        a = compute_metrics(old.snapshot, alt).kv.bytes_per_token
-        b = compute_metrics(new.snapshot, alt).kv.bytes_per_token
-        out.append(KVVariant(label, a, b))
-    return tuple(out)
+    )
+    return tuple(KVVariant(label, kv_bytes(old, mode), kv_bytes(new, mode)) for mode, label in modes)
 
 
 def run_diff(old: str, new: str, sources: Sources, options: MetricsOptions) -> Report:
