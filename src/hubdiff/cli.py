@@ -257,7 +257,15 @@ def build_parser() -> argparse.ArgumentParser:
             "tensor layouts, parameters, KV cache. Reads config.json and safetensors headers only (HTTP range "
             "requests), never the weights."
         ),
-        epilog=EXIT_CODES,
+        epilog="""examples:
+  hubdiff demo                                    the whole loop on a local Hub replica
+  hubdiff snapshot zai-org/GLM-5.3                what the revision holds
+  hubdiff metrics zai-org/GLM-5.3 --kv-dtype fp8  what it means
+  hubdiff diff zai-org/GLM-5 zai-org/GLM-5.3      what changed
+  hubdiff check                                   the Hub against baselines/*.yaml
+
+"""
+        + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"hubdiff {__import__('hubdiff').__version__}")
