@@ -434,3 +434,30 @@ def test_qwen25_vl_style_tower_from_config():
     assert (
         m.params.by_component["multimodal_projector"] == d + merged * merged + merged + 8192 * merged + 8192
     )
+
+
+def test_jamba_style_mamba1_hybrid():
+    """Jamba: layers_block_type lists mamba/attention; Mamba-1 state is d_inner x d_state; MoE every 2nd layer."""
+    cfg = {
+        "hidden_size": 4096,
+        "num_hidden_layers": 8,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 65536,
+        "layers_block_type": ["mamba"] * 4 + ["attention"] + ["mamba"] * 3,
+        "mamba_expand": 2,
+        "mamba_d_state": 16,
+        "mamba_d_conv": 4,
+        "num_experts": 16,
+        "num_experts_per_tok": 2,
+        "expert_layer_period": 2,
+        "expert_layer_offset": 1,
+        "intermediate_size": 14336,
+        "torch_dtype": "bfloat16",
+    }
+    m = config_only(cfg)
+    assert m.attention_layers() == {"gqa": 1, "mamba": 7}
+    assert [x.mlp for x in m.layers] == ["dense", "moe"] * 4
+    d_inner = 2 * 4096
+    assert m.kv.state_bytes_per_sequence == 7 * (d_inner * 16 * 2 + (4 - 1) * d_inner * 2)
+    assert m.kv.bytes_per_token == 2 * 8 * 128 * 2

@@ -273,21 +273,23 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
         )
     mamba = by_kind.get("mamba", [])
     if mamba:
-        heads = cfg.number("mamba_num_heads", default=0) or 0
-        dim = cfg.number("mamba_head_dim", default=0) or 0
         state = cfg.number("ssm_state_size", "state_size", "mamba_d_state", default=0) or 0
-        groups = cfg.number("n_groups", "mamba_n_groups", default=1) or 1
         kernel = cfg.number("conv_kernel", "mamba_d_conv", default=4) or 4
-        out.append(
-            StateGroup(
-                "mamba_state",
-                len(mamba),
-                heads * dim * state * model_bytes,
-                model_dtype,
-                f"{heads} × {dim} × {state} × {model_bytes}",
+        heads = cfg.number("mamba_num_heads", default=0) or 0
+        if heads:  # Mamba-2: heads x head_dim channels, B and C shared across n_groups
+            dim = cfg.number("mamba_head_dim", default=0) or 0
+            groups = cfg.number("n_groups", "mamba_n_groups", default=1) or 1
+            channels, conv_dim = heads * dim, heads * dim + 2 * groups * state
+            state_formula = f"{heads} × {dim} × {state} × {model_bytes}"
+        else:  # Mamba-1: d_inner = mamba_expand x hidden channels
+            channels = cfg.number("mamba_d_inner", default=0) or (
+                (cfg.number("mamba_expand", default=2) or 2) * (cfg.hidden_size or 0)
             )
+            conv_dim = channels
+            state_formula = f"{channels} × {state} × {model_bytes}"
+        out.append(
+            StateGroup("mamba_state", len(mamba), channels * state * model_bytes, model_dtype, state_formula)
         )
-        conv_dim = heads * dim + 2 * groups * state
         out.append(
             StateGroup(
                 "mamba_conv",

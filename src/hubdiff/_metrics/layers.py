@@ -57,7 +57,7 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
     kinds = [full] * n
     windows: list[int | None] = [None] * n
     lin = cfg.linear_attn
-    layer_types = cfg.get("layer_types")
+    layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")  # the latter: Jamba
     pattern = cfg.get("hybrid_override_pattern")
     ratios = cfg.get("compress_ratios")
     if isinstance(ratios, list) and len(ratios) >= n:
@@ -76,7 +76,7 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
                 kinds[i] = "gdn"
             elif kind in ("kda", "kimi_delta_attention"):
                 kinds[i] = "kda"
-            elif kind in ("mamba", "mamba2"):
+            elif kind in ("mamba", "mamba2", "mamba1"):
                 kinds[i] = "mamba"
             elif kind == "chunked_attention":
                 kinds[i], windows[i] = "swa", cfg.number("attention_chunk_size") or window
@@ -143,6 +143,10 @@ def _mlp_kinds(cfg: ArchConfig, n: int) -> list[str]:
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and len(pattern) >= n:
         return [{"E": "moe", "-": "dense"}.get(c, "none") for c in pattern[:n]]
+    period = cfg.number("expert_layer_period")
+    if period:  # Jamba: every period-th layer from expert_layer_offset is MoE
+        offset = cfg.number("expert_layer_offset", default=0) or 0
+        return ["moe" if i >= offset and (i - offset) % period == 0 else "dense" for i in range(n)]
     first_dense = cfg.number("first_k_dense_replace", default=0) or 0
     freq = cfg.number("moe_layer_freq", default=1) or 1
     step = cfg.number("decoder_sparse_step", "interleave_moe_layer_step", default=1) or 1
