@@ -7,7 +7,6 @@ sorted, tensors are listed in name order, and ``format`` is bumped whenever the 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -69,9 +68,6 @@ class Snapshot:
 
     def tensor_bytes(self) -> int:
         return sum(dtypes.nbytes(t.dtype, t.elements) or 0 for t in self.tensors)
-
-    def iter_tensors(self) -> Iterator[Tensor]:
-        return iter(self.tensors)
 
     def to_json(self) -> dict[str, Any]:
         shard_ids = {path: i for i, path in enumerate(sorted({t.file for t in self.tensors}))}

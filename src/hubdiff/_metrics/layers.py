@@ -26,15 +26,6 @@ class LayerInfo:
     mtp: bool = False
     compress_ratio: int | None = None  # tokens per stored KV entry, for compressed-KV layers
 
-    @property
-    def label(self) -> str:
-        kind = self.attention
-        if self.indexer == "shared":
-            kind += "(shared idx)"
-        if self.window:
-            kind += f"({self.window})"
-        return f"{kind}/{self.mlp}"
-
 
 def _full_kind(cfg: ArchConfig) -> str:
     if cfg.is_mla:

@@ -83,7 +83,3 @@ class SnapshotCache:
         if refs.get(revision) != sha:
             refs[revision] = sha
             atomic_write_text(self._refs_path(repo_id), json.dumps(refs, sort_keys=True, indent=1))
-
-    def cached_shas(self, repo_id: str) -> list[str]:
-        folder = self.root / "snapshots" / self._slug(repo_id)
-        return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
