@@ -8,11 +8,10 @@ The new revision drops one expert projection in 13 layers and reshapes another i
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import big_tensors, report
+from _common import big_tensors, measure, report
 
 from hubdiff._compare.tensor_diff import diff_tensors
 from hubdiff.snapshot import Snapshot, Tensor
@@ -25,8 +24,6 @@ def snapshot(rows: list[tuple[str, str, tuple[int, ...]]]) -> Snapshot:
 
 
 def main() -> None:
-    import resource
-
     from deepdiff import DeepDiff
 
     old_rows = big_tensors()
@@ -40,33 +37,26 @@ def main() -> None:
         for n, d, s in new_rows
     ]
     old, new = snapshot(old_rows), snapshot(new_rows)
-    rows = []
-
-    start = time.perf_counter()
-    result = diff_tensors(old, new)
-    rows.append(
-        {
-            "label": "hubdiff diff_tensors (sets + patterns)",
-            "seconds": round(time.perf_counter() - start, 3),
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-        }
-    )
+    results: dict[str, object] = {}
+    rows = [
+        measure(
+            "hubdiff diff_tensors (sets + patterns)", lambda: results.update(hubdiff=diff_tensors(old, new))
+        )
+    ]
+    result = results["hubdiff"]
     print(
         f"hubdiff: {len(result.removed)} removed patterns ({sum(p.count for p in result.removed)} tensors), "
         f"{len(result.changed)} reshaped: {result.removed[0].name}, {result.changed[0].pattern.name}"
     )
-
     flat_old = {t.name: (t.dtype, t.shape) for t in old.tensors}
     flat_new = {t.name: (t.dtype, t.shape) for t in new.tensors}
-    start = time.perf_counter()
-    plain = DeepDiff(flat_old, flat_new)
     rows.append(
-        {
-            "label": "plain DeepDiff on {name: (dtype, shape)}",
-            "seconds": round(time.perf_counter() - start, 3),
-            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-        }
+        measure(
+            "plain DeepDiff on {name: (dtype, shape)}",
+            lambda: results.update(plain=DeepDiff(flat_old, flat_new)),
+        )
     )
+    plain = results["plain"]
     print(f"DeepDiff: {sum(len(v) for v in plain.values())} entries to read")
     report(rows, "plain DeepDiff on {name: (dtype, shape)}")
 
