@@ -132,3 +132,15 @@ def test_hub_offline_runs_from_the_cache(hub, tmp_path):
     offline = pytest_checks(tmp_path, "http://127.0.0.1:9", "-q", "--hub-offline")
     assert offline.returncode == 0, offline.stdout
     assert "2 passed" in offline.stdout
+
+
+def test_a_baseline_whose_repos_are_gone_is_reported_stale(hub, tmp_path):
+    (tmp_path / "baselines").mkdir()
+    entry = {"revision": "main", "sha": "0" * 40}
+    (tmp_path / "baselines" / "old.yaml").write_text(
+        yaml.safe_dump({"family": "old", "repos": {"org/deleted": entry}})
+    )
+    run = pytest_checks(tmp_path, hub.endpoint, "-q", "--hub-endpoint", hub.endpoint)
+    assert run.returncode == 1
+    assert "deleted::layout: org/deleted@main could not be read: repository not found" in run.stdout
+    assert "stale: " in run.stdout and "every repo of this file is gone" in run.stdout

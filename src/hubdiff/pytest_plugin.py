@@ -104,6 +104,7 @@ class HubdiffSession:
     to_rerecord: dict[Path, set[str]] = field(default_factory=dict)
     to_restate: dict[Path, dict[tuple[str, str], Any]] = field(default_factory=dict)
     stale: list[str] = field(default_factory=list)
+    gone: dict[Path, set[str]] = field(default_factory=dict)  # baseline file -> repos no longer on the Hub
     updated: list[str] = field(default_factory=list)
 
     def sources(self) -> Any:
@@ -122,6 +123,7 @@ class HubdiffSession:
             self.results[key] = result
             if result.error and "not found" in result.error:
                 self.stale.append(f"{case.path}: {case.repo} ({result.error})")
+                self.gone.setdefault(case.path, set()).add(case.repo)
             elif result.comparison is not None and result.comparison.tensors.removed:
                 removed = result.comparison.tensors.removed
                 self.stale.append(
@@ -232,6 +234,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     unused = []
     try:
         for baseline in _baselines(config):
+            if {r.repo for r in baseline.repos} <= state.gone.get(baseline.path, set()):
+                state.stale.append(
+                    f"{baseline.path}: every repo of this file is gone; the file can be removed"
+                )
             for repo in baseline.repos:
                 for claim in repo.claims:
                     case = Case(baseline.path, repo.repo, claim.name)
