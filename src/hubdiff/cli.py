@@ -113,6 +113,11 @@ def _options_from(args: argparse.Namespace, config_only: bool = False) -> Metric
     )
 
 
+def _baseline_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("baselines", nargs="*", help="baseline YAML files (default: baselines/*.yaml)")
+    p.add_argument("--baseline-dir", default="baselines", help="where baselines live (default baselines)")
+
+
 def _report_options(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("report")
     group.add_argument(
@@ -324,8 +329,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("baselines", nargs="*", help="baseline YAML files (default: baselines/*.yaml)")
-    p.add_argument("--baseline-dir", default="baselines", help="where baselines live (default baselines)")
+    _baseline_args(p)
     _report_options(p)
     _common(p)
     p.set_defaults(func=cmd_check)
@@ -342,8 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = bsub.add_parser(
         "update", help="re-record baselines at their tracked revisions, keeping claims and notes"
     )
-    b.add_argument("baselines", nargs="*", help="baseline YAML files (default: baselines/*.yaml)")
-    b.add_argument("--baseline-dir", default="baselines")
+    _baseline_args(b)
     b.add_argument("--repo", action="append", help="only this repo (repeatable)")
     _common(b)
     b.set_defaults(func=cmd_baseline_update)
@@ -358,8 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES + "\n  (watch: 1 means changes found and not re-recorded, or claims broken)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("baselines", nargs="*", help="baseline YAML files (default: baselines/*.yaml)")
-    p.add_argument("--baseline-dir", default="baselines")
+    _baseline_args(p)
     p.add_argument("--update", action="store_true", help="re-record the baselines of changed repos")
     p.add_argument("--shard", help="INDEX/COUNT: only the families of this shard (0-based), for CI matrices")
     p.add_argument("--output-dir", default="reports", help="where reports are written (default reports)")

@@ -95,10 +95,6 @@ def read_model(
             else:
                 index_metadata = metadata
             bounds.update(header_lower_bounds(weight_map, component.index, shards))
-    except LayoutProblem as exc:
-        raise SourceError(source, error_revision, exc.file, exc.problem) from None
-    parsed = files.headers(bounds)
-    try:
         return build_snapshot(
             source=source,
             revision=revision,
@@ -109,7 +105,7 @@ def read_model(
             files=[FileEntry(p, s) for p, s in sizes.items()],
             layout=layout,
             index_metadata=index_metadata,
-            headers=parsed,
+            headers=files.headers(bounds),
         )
     except LayoutProblem as exc:
         raise SourceError(source, error_revision, exc.file, exc.problem) from None
