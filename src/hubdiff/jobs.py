@@ -209,7 +209,9 @@ def check_repo(baseline: Baseline, repo: RepoBaseline, sources: Sources) -> tupl
     )
     recorded: dict[str, Any] | None = repo.metrics or None
     comparison = compare(old, new, recorded)
-    claims = tuple(evaluate(c, new.metrics.figures(), new.snapshot.config) for c in repo.claims)
+    claims = tuple(
+        evaluate(c, new.metrics.figures(), new.snapshot.config, new.metrics.unverified) for c in repo.claims
+    )
     result = RepoResult(
         title,
         comparison,

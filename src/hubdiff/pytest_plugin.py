@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,10 @@ from .baseline import Baseline, load_baseline, locked, update_baseline, write_ba
 from .errors import HubdiffError
 from .jobs import RepoResult, check_repo
 from .units import UNITS_BY_KIND, human_bytes, human_count
+
+
+class UnverifiedFigure(UserWarning):
+    """A claim holds, but on a figure hubdiff could not verify (see ``Metrics.unverified``)."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,12 @@ class HubdiffSession:
                 )
             return
         claim = next(c for c in result.claims if c.claim.name == case.claim)
+        if claim.holds and claim.unverified:
+            warnings.warn(
+                f"{case}: holds, but rests on an unverified figure: {'; '.join(claim.unverified)}",
+                UnverifiedFigure,
+                stacklevel=1,
+            )
         if claim.holds:
             return
         if update:

@@ -32,6 +32,7 @@ class ClaimResult:
     measured: Any
     holds: bool
     rule: str  # how it was checked, e.g. "5,950 ≤ x ≤ 6,050"
+    unverified: tuple[str, ...] = ()  # the figure rests on a reading hubdiff is not sure of
 
 
 def _bounds(claim: Claim, unit: str) -> tuple[float, float, float]:
@@ -68,7 +69,9 @@ def validate(claim: Claim) -> None:
         raise ClaimError(f"claim {claim.name}: {exc}") from None
 
 
-def evaluate(claim: Claim, figures: dict[str, Any], config: dict[str, Any]) -> ClaimResult:
+def evaluate(
+    claim: Claim, figures: dict[str, Any], config: dict[str, Any], unverified: tuple[str, ...] = ()
+) -> ClaimResult:
     if claim.name.startswith("config."):
         measured: Any = config
         for part in claim.name.split(".")[1:]:
@@ -83,7 +86,7 @@ def evaluate(claim: Claim, figures: dict[str, Any], config: dict[str, Any]) -> C
     if isinstance(claim.stated, dict) and "value" not in claim.stated:
         expected = {str(k): v for k, v in claim.stated.items()}
         actual = {str(k): v for k, v in (measured or {}).items()} if isinstance(measured, dict) else measured
-        return ClaimResult(claim, measured, actual == expected, "equal")
+        return ClaimResult(claim, measured, actual == expected, "equal", unverified)
     _, low, high = _bounds(claim, FIGURE_UNITS[claim.name])
     holds = isinstance(measured, (int, float)) and low <= measured <= high
-    return ClaimResult(claim, measured, holds, f"{low:,.6g} ≤ x ≤ {high:,.6g}")
+    return ClaimResult(claim, measured, holds, f"{low:,.6g} ≤ x ≤ {high:,.6g}", unverified)

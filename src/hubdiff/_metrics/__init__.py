@@ -19,6 +19,7 @@ from .estimate import ASSUMPTIONS as ESTIMATE_ASSUMPTIONS
 from .estimate import synthesize
 from .kv import KVReport, kv_report
 from .layers import LINEAR_KINDS, LayerInfo, attention_counts, layer_census
+from .unverified import architecture_assumption, unverified_reasons
 
 METRICS_FORMAT = 1
 
@@ -74,6 +75,7 @@ class MetricsOptions:
     count_mtp: bool = False
     indexer_pooling: str = "auto"  # "auto" (as index_kpool_compress says), "stored" or "scan"
     config_only: bool = False
+    config_reader: str = "auto"  # "auto": transformers' configuration classes first; "keys": hubdiff's own
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ class Metrics:
     checks: tuple[Check, ...] = ()
     estimate: ParamReport | None = None  # config-only counts, when headers were read too
     assumptions: tuple[str, ...] = field(default=())
+    unverified: tuple[str, ...] = field(default=())  # why these figures may be wrong; empty when sure
 
     # -- derived figures ----------------------------------------------------------------------
     @property
@@ -266,7 +269,9 @@ class Metrics:
                 ],
                 "assumptions": list(kv.assumptions),
             },
+            "config_reader": self.cfg.reader,
             "assumptions": list(self.assumptions),
+            "unverified": list(self.unverified),
             "checks": [
                 {"subject": c.subject, "config": c.config_value, "tensors": c.tensor_value}
                 for c in self.checks
@@ -274,8 +279,15 @@ class Metrics:
         }
 
 
+CONFIG_READERS = ("auto", "keys")
+
+
 def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions()) -> Metrics:
-    cfg = ArchConfig(snapshot.config)
+    if options.config_reader not in CONFIG_READERS:
+        raise ValueError(
+            f"unknown config reader {options.config_reader!r} (known: {', '.join(CONFIG_READERS)})"
+        )
+    cfg = ArchConfig.read(snapshot.config, use_transformers=options.config_reader == "auto")
     layers = layer_census(cfg)
     kv = kv_report(
         cfg,
@@ -287,22 +299,26 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
         indexer_pooling=options.indexer_pooling,
     )
     estimate = count_parameters(synthesize(cfg, layers), cfg, layers)
+    unverified = unverified_reasons(cfg, layers)
     if options.config_only or not snapshot.tensors:
+        assumptions = (
+            cfg.reader,
+            "parameters estimated from config.json alone",
+            architecture_assumption(cfg),
+            *ESTIMATE_ASSUMPTIONS,
+        )
         return Metrics(
-            snapshot.label,
-            "config",
-            cfg,
-            estimate,
-            tuple(layers),
-            kv,
-            (),
-            None,
-            ("parameters estimated from config.json alone", *ESTIMATE_ASSUMPTIONS),
+            snapshot.label, "config", cfg, estimate, tuple(layers), kv, (), None, assumptions, unverified
         )
     params = count_parameters(((t.name, t.dtype, t.shape) for t in snapshot.tensors), cfg, layers)
     checks = tuple(_checks(cfg, layers, params, estimate))
-    assumptions = ("parameters counted from safetensors headers; quantization scales counted apart",)
-    return Metrics(snapshot.label, "headers", cfg, params, tuple(layers), kv, checks, estimate, assumptions)
+    assumptions = (
+        cfg.reader,
+        "parameters counted from safetensors headers; quantization scales counted apart",
+    )
+    return Metrics(
+        snapshot.label, "headers", cfg, params, tuple(layers), kv, checks, estimate, assumptions, unverified
+    )
 
 
 def _layers_text(layers: set[int]) -> str:

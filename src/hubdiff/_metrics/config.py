@@ -1,26 +1,148 @@
 """A normalised view of a model config: one place that knows every spelling of a field.
 
-Configs nest the language model under ``text_config`` (multimodal releases) and spell the same field
-several ways (``n_routed_experts``, ``num_experts``, ``num_local_experts``...). Values are read here and
-nowhere else, so a new spelling is one line.
+Configs nest the language model under ``text_config`` (multimodal releases), spell the same field
+several ways (``n_routed_experts``, ``num_experts``, ``num_local_experts``...) and often leave out
+what the architecture's defaults fill in (Gemma 3 ships no ``vocab_size`` and no layer pattern).
+transformers' configuration classes hold those defaults and compute each architecture's per-layer
+pattern, so a config whose ``model_type`` they know is read through them first; hubdiff's own readers
+(the key spellings below) take over where they do not (remote code, a newer release, a config their
+validation rejects). Either way the reading says which path was taken, and every key read is
+recorded, so that a key nobody read can be reported instead of silently ignored.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import warnings
+from dataclasses import dataclass, field
 from typing import Any
+
+# Keys that carry a number which sizes a tensor or the cache; anything larger than these bounds is
+# refused before a single per-layer structure is built.
+MAX_LAYERS = 10_000
+MAX_DIM = 1 << 40
 
 
 def _num(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if -MAX_DIM <= value <= MAX_DIM else None
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_DIM:
+        return int(value)
+    return None
+
+
+_TRANSFORMERS: Any = False  # not tried yet; None when it cannot be imported
+
+
+def _transformers() -> Any:
+    """transformers, imported on first use with its logging quiet (it warns about the missing torch)."""
+    global _TRANSFORMERS
+    if _TRANSFORMERS is False:
+        saved = os.environ.get("TRANSFORMERS_VERBOSITY")
+        os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                import transformers
+                from transformers import CONFIG_MAPPING  # noqa: F401  (the lazy mapping itself)
+
+            _TRANSFORMERS = transformers
+        except Exception:  # not installed, or broken: hubdiff's own readers take over
+            _TRANSFORMERS = None
+        finally:
+            if saved is None:
+                os.environ.pop("TRANSFORMERS_VERBOSITY", None)
+            else:
+                os.environ["TRANSFORMERS_VERBOSITY"] = saved
+    return _TRANSFORMERS
+
+
+def _plain(value: Any) -> Any:
+    """JSON-like values only: what a config object exposes beyond that is of no use here."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return None
+
+
+def _export(config: Any) -> dict[str, Any]:
+    """A config object as a dict: its fields with defaults filled, and its derived properties
+    (``layers_block_type``, ``layer_types``, ``num_hidden_layers``... which some classes compute)."""
+    out: dict[str, Any]
+    nested = set(getattr(config, "sub_configs", None) or ())
+    try:
+        out = {k: v for k, v in config.to_dict().items() if k not in nested}
+    except Exception:  # a class whose to_dict fails on this input: its properties still serve
+        out = {}
+    for name in dir(type(config)):
+        if name.startswith("_") or not isinstance(getattr(type(config), name, None), property):
+            continue
+        try:
+            value = getattr(config, name)
+        except Exception:
+            continue
+        if isinstance(value, (int, str, list)) and not isinstance(value, bool):
+            out.setdefault(name, _plain(value))
+    for alias, canonical in (getattr(config, "attribute_map", None) or {}).items():
+        if canonical in out and alias not in out:
+            out[alias] = out[canonical]
+    return out
+
+
+def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str] | str:
+    """(text config, vision config, reader) through transformers, or why it could not be used."""
+    model_type = raw.get("model_type")
+    transformers = _transformers()
+    if transformers is None:
+        return "transformers not installed: read from config keys"
+    version = f"transformers {transformers.__version__}"
+    if not isinstance(model_type, str) or not model_type:
+        return f"no model_type: read from config keys ({version} not used)"
+    mapping = transformers.CONFIG_MAPPING
+    if model_type not in mapping:
+        return f"model_type {model_type} unknown to {version}: read from config keys"
+    cls = mapping[model_type]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            config = cls.from_dict({k: v for k, v in raw.items() if k != "auto_map"})
+            text = config.get_text_config()
+            vision = getattr(config, "vision_config", None)
+    except Exception as exc:  # hostile or newer-than-installed input: the class's validation said no
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        return f"{cls.__name__} of {version} rejected the config ({reason}): read from config keys"
+    text_dict = _export(text)
+    vision_dict = _export(vision) if vision is not None and not isinstance(vision, dict) else None
+    return text_dict, vision_dict, f"config read with {version} {type(text).__name__}"
 
 
 @dataclass(frozen=True)
 class ArchConfig:
     raw: dict[str, Any]
+    resolved_text: dict[str, Any] | None = None  # from transformers, defaults and patterns filled in
+    resolved_vision: dict[str, Any] | None = None
+    reader: str = "read from config keys"
+    read_keys: set[str] = field(default_factory=set, compare=False, repr=False)
+
+    @classmethod
+    def read(cls, raw: dict[str, Any], *, use_transformers: bool = True) -> ArchConfig:
+        if not use_transformers:
+            return cls(raw, reader="read from config keys (transformers not asked)")
+        got = _with_transformers(raw)
+        if isinstance(got, str):
+            return cls(raw, reader=got)
+        text, vision, reader = got
+        return cls(raw, text, vision, reader)
 
     @property
-    def text(self) -> dict[str, Any]:
+    def via_transformers(self) -> bool:
+        return self.resolved_text is not None
+
+    @property
+    def raw_text(self) -> dict[str, Any]:
         for key in ("text_config", "language_config", "llm_config"):
             nested = self.raw.get(key)
             if isinstance(nested, dict) and nested:
@@ -28,7 +150,13 @@ class ArchConfig:
         return self.raw
 
     @property
+    def text(self) -> dict[str, Any]:
+        return self.resolved_text if self.resolved_text is not None else self.raw_text
+
+    @property
     def vision(self) -> dict[str, Any] | None:
+        if self.resolved_vision:
+            return self.resolved_vision
         for key in ("vision_config", "visual", "vision_tower_config"):
             nested = self.raw.get(key)
             if isinstance(nested, dict) and nested:
@@ -37,6 +165,7 @@ class ArchConfig:
 
     def get(self, *keys: str, default: Any = None) -> Any:
         """The first of ``keys`` set (not None) in the text config, then the top level."""
+        self.read_keys.update(keys)
         for source in (self.text, self.raw):
             for key in keys:
                 if source.get(key) is not None:
@@ -47,14 +176,32 @@ class ArchConfig:
         value = _num(self.get(*keys))
         return default if value is None else value
 
+    def int_list(self, *keys: str) -> list[int] | None:
+        value = self.get(*keys)
+        if isinstance(value, list) and all(_num(v) is not None for v in value):
+            return [int(v) for v in value]
+        return None
+
+    def str_list(self, *keys: str) -> list[str] | None:
+        value = self.get(*keys)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value)
+        return None
+
     # -- shape of the language model --------------------------------------------------------
+    @property
+    def model_type(self) -> str:
+        value = self.text.get("model_type") or self.raw.get("model_type")
+        return value if isinstance(value, str) else ""
+
     @property
     def hidden_size(self) -> int | None:
         return self.number("hidden_size", "d_model", "n_embd", "dim")
 
     @property
     def num_layers(self) -> int:
-        return self.number("num_hidden_layers", "n_layer", "num_layers", "n_layers", default=0) or 0
+        n = self.number("num_hidden_layers", "n_layer", "num_layers", "n_layers", default=0) or 0
+        return n if 0 <= n <= MAX_LAYERS else 0
 
     @property
     def vocab_size(self) -> int | None:
@@ -66,16 +213,29 @@ class ArchConfig:
 
     @property
     def num_kv_heads(self) -> int | None:
-        return self.number("num_key_value_heads", "n_kv_heads", "num_kv_heads", default=self.num_heads)
+        return self.number(
+            "num_key_value_heads",
+            "n_kv_heads",
+            "num_kv_heads",
+            "multi_query_group_num",
+            default=self.num_heads,
+        )
 
     @property
     def head_dim(self) -> int | None:
-        explicit = self.number("head_dim", "attention_head_dim")
+        explicit = self.number("head_dim", "attention_head_dim", "kv_channels")
         if explicit:
             return explicit
         if self.hidden_size and self.num_heads:
             return self.hidden_size // self.num_heads
         return None
+
+    @property
+    def v_head_dim(self) -> int | None:
+        """Value head width where it differs from the key's (MiMo-V2-style); MLA reads its own."""
+        if self.is_mla:
+            return self.head_dim
+        return self.number("v_head_dim", default=self.head_dim)
 
     @property
     def is_mla(self) -> bool:
@@ -108,9 +268,8 @@ class ArchConfig:
 
     @property
     def mtp_layers(self) -> int:
-        return (
-            self.number("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
-        )
+        n = self.number("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
+        return n if 0 <= n <= MAX_LAYERS else 0
 
     @property
     def max_context(self) -> int | None:
@@ -123,7 +282,11 @@ class ArchConfig:
 
     @property
     def tied_embeddings(self) -> bool:
-        return bool(self.get("tie_word_embeddings", default=False))
+        # transformers keeps tie_word_embeddings on the outer config of multimodal models
+        value = self.raw.get("tie_word_embeddings")
+        if value is None:
+            value = self.get("tie_word_embeddings", default=False)
+        return bool(value)
 
     @property
     def linear_attn(self) -> dict[str, Any]:
@@ -131,10 +294,15 @@ class ArchConfig:
         return value if isinstance(value, dict) else {}
 
     @property
+    def quantization(self) -> dict[str, Any]:
+        value = self.get("quantization_config")
+        return value if isinstance(value, dict) else {}
+
+    @property
     def four_bit_uint8_weights(self) -> bool:
         """The quantization config says weights are 4-bit values packed two to a U8 (NVFP4, MXFP4, NF4, ...)."""
-        quant = self.get("quantization_config")
-        if not isinstance(quant, dict):
+        quant = self.quantization
+        if not quant:
             return False
         if quant.get("load_in_4bit") is True:
             return True
@@ -149,13 +317,13 @@ class ArchConfig:
     @property
     def quant_bits(self) -> int:
         """Bits of packed weights, from the quantization config (4 when it does not say)."""
-        quant = self.get("quantization_config")
-        if isinstance(quant, dict):
-            for group in (quant.get("config_groups") or {}).values():
-                bits = _num(((group or {}).get("weights") or {}).get("num_bits"))
+        quant = self.quantization
+        groups = quant.get("config_groups")
+        if isinstance(groups, dict):
+            for group in groups.values():
+                weights = group.get("weights") if isinstance(group, dict) else None
+                bits = _num(weights.get("num_bits")) if isinstance(weights, dict) else None
                 if bits:
                     return bits
-            bits = _num(quant.get("bits")) or _num(quant.get("num_bits"))
-            if bits:
-                return bits
-        return 4
+        bits = _num(quant.get("bits")) or _num(quant.get("num_bits"))
+        return bits or 4

@@ -2,39 +2,125 @@
 
 When there are no headers (a config published before the weights, or ``--config-only``), hubdiff writes
 out the tensors each layer would have and runs the same counting as on real headers. Experts are
-written fused (one ``[E, ...]`` tensor per projection) so a 900-expert model stays small. Assumptions:
-no biases unless the config asks for them; MTP layers store their own copy of the embedding and the
-output head (as DeepSeek-V3's checkpoint does); vision towers follow the Qwen-VL (``depth``), MoonViT
-(``vt_*``) or CLIP/SigLIP (``num_hidden_layers`` + ``image_size``) layouts; projectors are estimated
-for the first two only.
+written fused (one ``[E, ...]`` tensor per projection) so a 900-expert model stays small.
+
+Most of what sizes a layer is in the config; a few facts are not, because every checkpoint of an
+architecture has them (Qwen2's q/k/v biases, Qwen3's per-head q/k norms, Gemma's four norms a layer,
+non-gated relu² MLPs). Those live in ``ARCHITECTURE_FACTS``, keyed by ``model_type`` like
+transformers' own modeling files, and each one is checked against transformers' model classes on
+torch's meta device in the test suite. An architecture missing from the table gets the common layout
+(gated MLP, two norms a layer, no biases unless the config asks), stated as an assumption.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from .config import ArchConfig
-from .layers import LayerInfo
+from .layers import Block, LayerInfo, block_configs
 
 Triple = tuple[str, str, tuple[int, ...]]
 
 ASSUMPTIONS = (
-    "no bias tensors unless the config sets attention_bias / qkv_bias / linear_bias",
     "MTP layers store their own embedding and output-head copies",
-    "experts written fused; parameters per expert = 3 x hidden x moe_intermediate_size",
+    "experts written fused; parameters per expert = (2 or 3) x hidden x moe_intermediate_size",
 )
+
+
+@dataclass(frozen=True)
+class ArchitectureFacts:
+    """What every checkpoint of an architecture stores that no config key says."""
+
+    qk_norm: str | None = None  # "head": [head_dim] each; "full": [heads x head_dim], [kv_heads x head_dim]
+    qkv_bias: bool = False
+    norms_per_layer: int = 2
+    gated_mlp: bool = True
+    sinks: bool = False  # one learned logit per head in every attention layer
+    router_bias: bool = False
+    expert_bias: bool = False
+    attention_o_bias: bool = False
+
+
+_QWEN2 = ArchitectureFacts(qkv_bias=True)
+_HEAD_NORM = ArchitectureFacts(qk_norm="head")
+_FULL_NORM = ArchitectureFacts(qk_norm="full")
+ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
+    "qwen2": _QWEN2,
+    "qwen2_moe": _QWEN2,
+    "qwen2_vl_text": _QWEN2,
+    "qwen2_5_vl_text": _QWEN2,
+    "qwen3": _HEAD_NORM,
+    "qwen3_moe": _HEAD_NORM,
+    "qwen3_next": _HEAD_NORM,
+    "qwen3_vl_text": _HEAD_NORM,
+    "qwen3_vl_moe_text": _HEAD_NORM,
+    "apertus": _HEAD_NORM,
+    "dots1": _HEAD_NORM,
+    "exaone4": _HEAD_NORM,
+    "hunyuan_v1_moe": _HEAD_NORM,
+    "hunyuan_v1_dense": _HEAD_NORM,
+    "gemma2": ArchitectureFacts(norms_per_layer=4),
+    "gemma3_text": ArchitectureFacts(qk_norm="head", norms_per_layer=4),
+    "olmo2": _FULL_NORM,
+    "olmo3": _FULL_NORM,
+    "olmoe": _FULL_NORM,
+    "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
+    "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True, attention_o_bias=True),
+    "nemotron": ArchitectureFacts(gated_mlp=False),
+    "nemotron_h": ArchitectureFacts(gated_mlp=False),
+    "starcoder2": ArchitectureFacts(gated_mlp=False),
+}
+_COMMON = ArchitectureFacts()
+_NON_GATED_ACTS = frozenset({"relu2", "relu_squared", "squared_relu"})
+
+
+def facts(cfg: ArchConfig) -> tuple[ArchitectureFacts, bool]:
+    """The architecture's facts, and whether they came from the table (False: the common layout)."""
+    for model_type in (cfg.model_type, str(cfg.raw.get("model_type") or "")):
+        if model_type in ARCHITECTURE_FACTS:
+            return ARCHITECTURE_FACTS[model_type], True
+    return _COMMON, False
+
+
+def _gated(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
+    act = cfg.get("mlp_hidden_act", "hidden_act", "activation_function")
+    return arch.gated_mlp and not (isinstance(act, str) and act.lower() in _NON_GATED_ACTS)
+
+
+def _qk_norm(cfg: ArchConfig, arch: ArchitectureFacts) -> str | None:
+    if arch.qk_norm:
+        return arch.qk_norm
+    if cfg.get("use_qk_norm", "qk_layernorm", "qk_norm") is True:
+        return "full" if cfg.get("qk_norm_type") == "per_layer" else "head"
+    return None
 
 
 def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     dt = "BF16"
     h = cfg.hidden_size or 0
     vocab = cfg.vocab_size or 0
+    arch, _ = facts(cfg)
     out: list[Triple] = [("model.embed_tokens.weight", dt, (vocab, h)), ("model.norm.weight", dt, (h,))]
     if not cfg.tied_embeddings:
         out.append(("lm_head.weight", dt, (vocab, h)))
+    blocks = block_configs(cfg)
     for layer in layers:
         p = f"model.layers.{layer.index}."
-        out += [(p + "input_layernorm.weight", dt, (h,)), (p + "post_attention_layernorm.weight", dt, (h,))]
-        out += _attention(cfg, layer, p, h, dt)
-        out += _mlp(cfg, layer, p, h, dt)
+        block = blocks[layer.index] if blocks and layer.index < len(blocks) else None
+        attn = _attention(cfg, arch, layer, p, h, dt, block)
+        mlp = _mlp(cfg, arch, layer, p, h, dt, block)
+        norms = arch.norms_per_layer if attn and mlp else 1 if attn or mlp else 0
+        if block is not None:
+            norms = int(bool(attn)) + int(bool(mlp))
+        names = (
+            "input_layernorm",
+            "post_attention_layernorm",
+            "pre_feedforward_layernorm",
+            "post_feedforward_layernorm",
+        )
+        out += [(f"{p}{n}.weight", dt, (h,)) for n in names[:norms]]
+        out += attn + mlp
         if layer.mtp:
             out += [
                 (p + "enorm.weight", dt, (h,)),
@@ -66,133 +152,312 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     return out
 
 
-def _attention(cfg: ArchConfig, layer: LayerInfo, p: str, h: int, dt: str) -> list[Triple]:
-    a = p + "self_attn."
+def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
+    """(query heads, KV heads, key head_dim, value head_dim) of one attention layer: sliding-window
+    layers may have their own (MiMo-V2-style ``swa_*`` keys)."""
     heads = cfg.num_heads or 0
-    kind = layer.attention
-    if kind in ("mla", "dsa"):
-        nope = cfg.number("qk_nope_head_dim", default=0) or 0
-        rope = cfg.number("qk_rope_head_dim", default=0) or 0
-        v = cfg.number("v_head_dim", default=nope) or 0
-        kv_lora = cfg.number("kv_lora_rank", default=0) or 0
-        q_lora = cfg.number("q_lora_rank")
-        out: list[Triple] = []
-        if q_lora:
-            out += [
-                (a + "q_a_proj.weight", dt, (q_lora, h)),
-                (a + "q_a_layernorm.weight", dt, (q_lora,)),
-                (a + "q_b_proj.weight", dt, (heads * (nope + rope), q_lora)),
-            ]
-        else:
-            out.append((a + "q_proj.weight", dt, (heads * (nope + rope), h)))
-        out += [
-            (a + "kv_a_proj_with_mqa.weight", dt, (kv_lora + rope, h)),
-            (a + "kv_a_layernorm.weight", dt, (kv_lora,)),
-            (a + "kv_b_proj.weight", dt, (heads * (nope + v), kv_lora)),
-            (a + "o_proj.weight", dt, (h, heads * v)),
-        ]
-        if kind == "dsa" and layer.indexer == "own":
-            ih = cfg.number("index_n_heads", default=0) or 0
-            idim = cfg.number("index_head_dim", default=0) or 0
-            i = a + "indexer."
-            out += [
-                (i + "wq_b.weight", dt, (ih * idim, q_lora or h)),
-                (i + "wk.weight", dt, (idim, h)),
-                (i + "k_norm.weight", dt, (idim,)),
-                (i + "k_norm.bias", dt, (idim,)),
-                (i + "weights_proj.weight", dt, (ih, h)),
-            ]
-        return out
-    if kind == "kda":
-        lin = cfg.linear_attn
-        nh = lin.get("num_heads") or heads
-        dim = lin.get("head_dim") or cfg.head_dim or 0
-        kernel = lin.get("short_conv_kernel_size") or 4
-        proj = nh * dim
-        out = [(a + f"{n}.weight", dt, (proj, h)) for n in ("q_proj", "k_proj", "v_proj")]
-        out += [(a + f"{n}.weight", dt, (proj, 1, kernel)) for n in ("q_conv1d", "k_conv1d", "v_conv1d")]
-        out += [
-            (a + "A_log", "F32", (1, 1, nh, 1)),
-            (a + "dt_bias", "F32", (proj,)),
-            (a + "f_a_proj.weight", dt, (dim, h)),
-            (a + "f_b_proj.weight", dt, (proj, dim)),
-            (a + "b_proj.weight", dt, (nh, h)),
-            (a + "g_a_proj.weight", dt, (dim, h)),
-            (a + "g_b_proj.weight", dt, (proj, dim)),
-            (a + "o_norm.weight", dt, (dim,)),
-            (a + "o_proj.weight", dt, (h, proj)),
-        ]
-        return out
-    if kind == "gdn":
-        la = p + "linear_attn."
-        nv = cfg.number("linear_num_value_heads", default=0) or 0
-        nk = cfg.number("linear_num_key_heads", default=nv) or 0
-        dk = cfg.number("linear_key_head_dim", default=0) or 0
-        dv = cfg.number("linear_value_head_dim", default=0) or 0
-        kernel = cfg.number("linear_conv_kernel_dim", default=4) or 4
-        return [
-            (la + "in_proj_qkvz.weight", dt, (2 * nk * dk + 2 * nv * dv, h)),
-            (la + "in_proj_ba.weight", dt, (2 * nv, h)),
-            (la + "conv1d.weight", dt, (2 * nk * dk + nv * dv, 1, kernel)),
-            (la + "A_log", "F32", (nv,)),
-            (la + "dt_bias", "F32", (nv,)),
-            (la + "norm.weight", dt, (dv,)),
-            (la + "out_proj.weight", dt, (h, nv * dv)),
-        ]
-    if kind == "none" or kind == "mamba":
-        return []
-    hd = cfg.head_dim or 0
     kv = cfg.num_kv_heads or heads
-    out = [
-        (a + "q_proj.weight", dt, (heads * hd, h)),
+    hd = cfg.head_dim or 0
+    vd = cfg.v_head_dim or hd
+    if (
+        layer.attention == "swa"
+        and cfg.number("swa_num_attention_heads", "swa_num_key_value_heads") is not None
+    ):
+        heads = cfg.number("swa_num_attention_heads", default=heads) or heads
+        kv = cfg.number("swa_num_key_value_heads", default=kv) or kv
+        hd = cfg.number("swa_head_dim", default=hd) or hd
+        vd = cfg.number("swa_v_head_dim", default=vd) or vd
+    return heads, kv, hd, vd
+
+
+# -- attention and recurrent mixers ---------------------------------------------------------------
+def _attention(
+    cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, p: str, h: int, dt: str, block: Block | None
+) -> list[Triple]:
+    a = p + "self_attn."
+    kind = layer.attention
+    if block is not None and block.attention != "attention":
+        return [(p + "attn_linear.weight", dt, (h, h))] if block.attention == "linear" else []
+    if kind in ("mla", "dsa"):
+        return _mla(cfg, layer, a, h, dt)
+    if kind == "kda":
+        return _kda(cfg, a, h, dt)
+    if kind == "gdn":
+        return _gdn(cfg, p + "linear_attn.", h, dt)
+    if kind == "mamba":
+        return _mamba(cfg, p + "mixer.", h, dt)
+    if kind == "lightning":
+        heads, hd = cfg.num_heads or 0, cfg.head_dim or 0
+        la = p + "self_attn."
+        return [
+            (la + "qkv_proj.weight", dt, (3 * heads * hd, h)),
+            (la + "output_gate.weight", dt, (heads * hd, h)),
+            (la + "norm.weight", dt, (heads * hd,)),
+            (la + "out_proj.weight", dt, (h, heads * hd)),
+        ]
+    if kind == "none":
+        return []
+    heads, kv, hd, vd = layer_heads(cfg, layer)
+    if block is not None and block.kv_heads:
+        kv = block.kv_heads  # NAS: each block its own number of KV heads
+    # output-gated attention (Qwen3-Next): q_proj also produces a per-channel gate
+    q_rows = heads * hd * (2 if cfg.get("attn_output_gate") is True or cfg.get("use_output_gate") else 1)
+    out: list[Triple] = [
+        (a + "q_proj.weight", dt, (q_rows, h)),
         (a + "k_proj.weight", dt, (kv * hd, h)),
-        (a + "v_proj.weight", dt, (kv * hd, h)),
-        (a + "o_proj.weight", dt, (h, heads * hd)),
+        (a + "v_proj.weight", dt, (kv * vd, h)),
+        (a + "o_proj.weight", dt, (h, heads * vd)),
     ]
-    if cfg.get("attention_bias") or cfg.get("qkv_bias"):
+    bias = cfg.get("attention_bias", "qkv_bias", "use_qkv_bias") is True
+    if bias or arch.qkv_bias:
         out += [
-            (a + "q_proj.bias", dt, (heads * hd,)),
+            (a + "q_proj.bias", dt, (q_rows,)),
             (a + "k_proj.bias", dt, (kv * hd,)),
-            (a + "v_proj.bias", dt, (kv * hd,)),
+            (a + "v_proj.bias", dt, (kv * vd,)),
+        ]
+    if bias and (arch.attention_o_bias or (cfg.get("attention_bias") is True and not arch.qkv_bias)):
+        out.append((a + "o_proj.bias", dt, (h,)))
+    norm = _qk_norm(cfg, arch)
+    if norm == "head":
+        out += [(a + "q_norm.weight", dt, (hd,)), (a + "k_norm.weight", dt, (hd,))]
+    elif norm == "full":
+        out += [(a + "q_norm.weight", dt, (heads * hd,)), (a + "k_norm.weight", dt, (kv * hd,))]
+    if (
+        arch.sinks
+        or (layer.attention == "swa" and cfg.get("add_swa_attention_sink_bias") is True)
+        or (layer.attention != "swa" and cfg.get("add_full_attention_sink_bias") is True)
+    ):
+        out.append((a + "sinks", dt, (heads,)))
+    if layer.parallel_ssm:
+        out += _mamba(cfg, p + "mamba.", h, dt)
+    return out
+
+
+def _mla(cfg: ArchConfig, layer: LayerInfo, a: str, h: int, dt: str) -> list[Triple]:
+    heads = cfg.num_heads or 0
+    nope = cfg.number("qk_nope_head_dim", default=0) or 0
+    rope = cfg.number("qk_rope_head_dim", default=0) or 0
+    v = cfg.number("v_head_dim", default=nope) or 0
+    kv_lora = cfg.number("kv_lora_rank", default=0) or 0
+    q_lora = cfg.number("q_lora_rank")
+    out: list[Triple] = []
+    if q_lora:
+        out += [
+            (a + "q_a_proj.weight", dt, (q_lora, h)),
+            (a + "q_a_layernorm.weight", dt, (q_lora,)),
+            (a + "q_b_proj.weight", dt, (heads * (nope + rope), q_lora)),
+        ]
+    else:
+        out.append((a + "q_proj.weight", dt, (heads * (nope + rope), h)))
+    out += [
+        (a + "kv_a_proj_with_mqa.weight", dt, (kv_lora + rope, h)),
+        (a + "kv_a_layernorm.weight", dt, (kv_lora,)),
+        (a + "kv_b_proj.weight", dt, (heads * (nope + v), kv_lora)),
+        (a + "o_proj.weight", dt, (h, heads * v)),
+    ]
+    if layer.attention == "dsa" and layer.indexer == "own":
+        ih = cfg.number("index_n_heads", default=0) or 0
+        idim = cfg.number("index_head_dim", default=0) or 0
+        i = a + "indexer."
+        out += [
+            (i + "wq_b.weight", dt, (ih * idim, q_lora or h)),
+            (i + "wk.weight", dt, (idim, h)),
+            (i + "k_norm.weight", dt, (idim,)),
+            (i + "k_norm.bias", dt, (idim,)),
+            (i + "weights_proj.weight", dt, (ih, h)),
         ]
     return out
 
 
-def _mlp(cfg: ArchConfig, layer: LayerInfo, p: str, h: int, dt: str) -> list[Triple]:
+def _kda(cfg: ArchConfig, a: str, h: int, dt: str) -> list[Triple]:
+    lin = cfg.linear_attn
+    nh = lin.get("num_heads") or cfg.num_heads or 0
+    dim = lin.get("head_dim") or cfg.head_dim or 0
+    kernel = lin.get("short_conv_kernel_size") or 4
+    proj = nh * dim
+    out = [(a + f"{n}.weight", dt, (proj, h)) for n in ("q_proj", "k_proj", "v_proj")]
+    out += [(a + f"{n}.weight", dt, (proj, 1, kernel)) for n in ("q_conv1d", "k_conv1d", "v_conv1d")]
+    out += [
+        (a + "A_log", "F32", (1, 1, nh, 1)),
+        (a + "dt_bias", "F32", (proj,)),
+        (a + "f_a_proj.weight", dt, (dim, h)),
+        (a + "f_b_proj.weight", dt, (proj, dim)),
+        (a + "b_proj.weight", dt, (nh, h)),
+        (a + "g_a_proj.weight", dt, (dim, h)),
+        (a + "g_b_proj.weight", dt, (proj, dim)),
+        (a + "o_norm.weight", dt, (dim,)),
+        (a + "o_proj.weight", dt, (h, proj)),
+    ]
+    return out
+
+
+def _gdn(cfg: ArchConfig, la: str, h: int, dt: str) -> list[Triple]:
+    nv = cfg.number("linear_num_value_heads", default=0) or 0
+    nk = cfg.number("linear_num_key_heads", default=nv) or 0
+    dk = cfg.number("linear_key_head_dim", default=0) or 0
+    dv = cfg.number("linear_value_head_dim", default=0) or 0
+    kernel = cfg.number("linear_conv_kernel_dim", default=4) or 4
+    return [
+        (la + "in_proj_qkvz.weight", dt, (2 * nk * dk + 2 * nv * dv, h)),
+        (la + "in_proj_ba.weight", dt, (2 * nv, h)),
+        (la + "conv1d.weight", dt, (2 * nk * dk + nv * dv, 1, kernel)),
+        (la + "A_log", "F32", (nv,)),
+        (la + "dt_bias", "F32", (nv,)),
+        (la + "norm.weight", dt, (dv,)),
+        (la + "out_proj.weight", dt, (h, nv * dv)),
+    ]
+
+
+@dataclass(frozen=True)
+class MambaShape:
+    """The sizes of a Mamba mixer, Mamba-2 (heads) or Mamba-1 (dt_rank), for parameters and state."""
+
+    version: int
+    channels: int  # d_inner
+    state: int
+    heads: int
+    groups: int
+    kernel: int
+    dt_rank: int
+
+    @property
+    def conv_dim(self) -> int:
+        return self.channels + 2 * self.groups * self.state if self.version == 2 else self.channels
+
+
+def mamba_shape(cfg: ArchConfig) -> MambaShape:
+    h = cfg.hidden_size or 0
+    state = cfg.number("ssm_state_size", "state_size", "mamba_d_state", default=16) or 16
+    kernel = cfg.number("conv_kernel", "mamba_d_conv", "mamba_conv_kernel", default=4) or 4
+    expand = cfg.number("mamba_expand", "expand", default=2) or 2
+    heads = cfg.number("mamba_num_heads", "mamba_n_heads", default=0) or 0
+    if not heads and not cfg.num_heads:  # a pure Mamba-2 model calls its SSM heads num_heads
+        heads = cfg.number("num_heads", default=0) or 0
+    if heads:
+        head_dim = (
+            cfg.number("mamba_head_dim", "mamba_d_head", default=0) or cfg.number("head_dim", default=0) or 0
+        )
+        channels = cfg.number("mamba_d_ssm", default=0) or heads * head_dim or expand * h
+        groups = cfg.number("n_groups", "mamba_n_groups", default=1) or 1
+        return MambaShape(2, channels, state, heads, groups, kernel, 0)
+    channels = cfg.number("mamba_d_inner", default=0) or expand * h
+    rank = cfg.get("mamba_dt_rank", "time_step_rank")
+    dt_rank = rank if isinstance(rank, int) and rank > 0 else math.ceil(h / 16)
+    return MambaShape(1, channels, state, 0, 1, kernel, dt_rank)
+
+
+def _mamba(cfg: ArchConfig, m: str, h: int, dt: str) -> list[Triple]:
+    s = mamba_shape(cfg)
+    proj_bias = cfg.get("mamba_proj_bias", "use_bias") is True
+    conv_bias = cfg.get("use_conv_bias", "mamba_conv_bias") is not False
+    out: list[Triple] = []
+    if s.version == 2:
+        out += [
+            (m + "in_proj.weight", dt, (s.channels + s.conv_dim + s.heads, h)),
+            (m + "conv1d.weight", dt, (s.conv_dim, 1, s.kernel)),
+            (m + "dt_bias", dt, (s.heads,)),
+            (m + "A_log", dt, (s.heads,)),
+            (m + "D", dt, (s.heads,)),
+            (m + "norm.weight", dt, (s.channels,)),
+            (m + "out_proj.weight", dt, (h, s.channels)),
+        ]
+        if proj_bias:
+            out += [
+                (m + "in_proj.bias", dt, (s.channels + s.conv_dim + s.heads,)),
+                (m + "out_proj.bias", dt, (h,)),
+            ]
+    else:
+        out += [
+            (m + "in_proj.weight", dt, (2 * s.channels, h)),
+            (m + "conv1d.weight", dt, (s.channels, 1, s.kernel)),
+            (m + "x_proj.weight", dt, (s.dt_rank + 2 * s.state, s.channels)),
+            (m + "dt_proj.weight", dt, (s.channels, s.dt_rank)),
+            (m + "dt_proj.bias", dt, (s.channels,)),
+            (m + "A_log", dt, (s.channels, s.state)),
+            (m + "D", dt, (s.channels,)),
+            (m + "out_proj.weight", dt, (h, s.channels)),
+        ]
+        if proj_bias:
+            out += [(m + "in_proj.bias", dt, (2 * s.channels,)), (m + "out_proj.bias", dt, (h,))]
+        if cfg.get("mamba_inner_layernorms") is not False and cfg.number("attn_layer_period") is not None:
+            out += [
+                (m + "dt_layernorm.weight", dt, (s.dt_rank,)),
+                (m + "b_layernorm.weight", dt, (s.state,)),
+                (m + "c_layernorm.weight", dt, (s.state,)),
+            ]
+    if conv_bias:
+        out.append((m + "conv1d.bias", dt, (s.conv_dim,)))
+    return out
+
+
+# -- MLPs and experts -----------------------------------------------------------------------------
+def _dense(m: str, h: int, inter: int, dt: str, gated: bool, bias: bool = False) -> list[Triple]:
+    out: list[Triple] = [(m + "up_proj.weight", dt, (inter, h)), (m + "down_proj.weight", dt, (h, inter))]
+    if gated:
+        out.append((m + "gate_proj.weight", dt, (inter, h)))
+    if bias:
+        out += [(m + "up_proj.bias", dt, (inter,)), (m + "down_proj.bias", dt, (h,))]
+        if gated:
+            out.append((m + "gate_proj.bias", dt, (inter,)))
+    return out
+
+
+def dense_intermediate(cfg: ArchConfig) -> int:
+    """The dense MLP's width: Llama 4 names it intermediate_size_mlp, its intermediate_size being the experts'."""
+    h = cfg.hidden_size or 0
+    if cfg.num_experts and cfg.number("intermediate_size_mlp"):
+        return cfg.number("intermediate_size_mlp") or 0
+    return cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", default=4 * h) or 0
+
+
+def _mlp(
+    cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, p: str, h: int, dt: str, block: Block | None
+) -> list[Triple]:
     m = p + "mlp."
+    gated = _gated(cfg, arch)
+    bias = cfg.get("mlp_bias") is True
+    if block is not None:
+        if block.mlp == "linear":
+            return [(p + "mlp_linear.weight", dt, (h, h))]
+        if block.mlp == "none" or not block.intermediate:
+            return []
+        return _dense(m, h, block.intermediate, dt, gated, bias)
     if layer.mlp == "none":
         return []
     if layer.mlp == "dense":
-        inter = cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", default=4 * h) or 0
-        return [
-            (m + "gate_proj.weight", dt, (inter, h)),
-            (m + "up_proj.weight", dt, (inter, h)),
-            (m + "down_proj.weight", dt, (h, inter)),
-        ]
+        return _dense(m, h, dense_intermediate(cfg), dt, gated, bias)
     experts = cfg.num_experts or 0
     inter = (
         cfg.number("moe_intermediate_size", "expert_intermediate_size", default=0)
         or cfg.number("intermediate_size", default=0)
         or 0
     )
-    eh = cfg.number("routed_expert_hidden_size", default=h) or h
+    latent = cfg.number("moe_latent_size")
+    eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
     out: list[Triple] = [(m + "gate.weight", dt, (experts, h))]
-    if cfg.get("topk_method") == "noaux_tc":
+    if cfg.get("topk_method") == "noaux_tc" or (arch.router_bias and not arch.expert_bias):
         out.append((m + "gate.e_score_correction_bias", "F32", (experts,)))
+    if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias
+        out.append((m + "gate.bias", dt, (experts,)))
     if eh != h:  # latent MoE: experts work in a narrower space entered and left by two projections
         out += [(m + "latent_down_proj.weight", dt, (eh, h)), (m + "latent_up_proj.weight", dt, (h, eh))]
+    up_rows = (2 if gated else 1) * inter
     out += [
-        (m + "experts.gate_up_proj", dt, (experts, 2 * inter, eh)),
+        (m + "experts.gate_up_proj", dt, (experts, up_rows, eh)),
         (m + "experts.down_proj", dt, (experts, eh, inter)),
     ]
-    shared_inter = cfg.number("shared_expert_intermediate_size", default=0) or inter * cfg.num_shared_experts
-    if shared_inter:
-        s = m + "shared_experts."
+    if arch.expert_bias:
         out += [
-            (s + "gate_proj.weight", dt, (shared_inter, h)),
-            (s + "up_proj.weight", dt, (shared_inter, h)),
-            (s + "down_proj.weight", dt, (h, shared_inter)),
+            (m + "experts.gate_up_proj_bias", dt, (experts, up_rows)),
+            (m + "experts.down_proj_bias", dt, (experts, eh)),
         ]
+    shared_inter = (
+        cfg.number("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0)
+        or (cfg.number("intermediate_size", default=0) if cfg.number("intermediate_size_mlp") else 0)
+        or inter * cfg.num_shared_experts
+    )
+    if shared_inter:
+        out += _dense(m + "shared_experts.", h, shared_inter, dt, gated)
         if cfg.number("shared_expert_intermediate_size"):
             out.append((m + "shared_expert_gate.weight", dt, (1, h)))
     return out

@@ -4,7 +4,7 @@ Two profiles:
 
 - ``naive``: stored elements x the KV dtype's bytes, nothing else (the arithmetic of a published
   header-level analysis). MLA stores ``kv_lora_rank + qk_rope_head_dim`` per layer; full attention
-  ``2 x kv_heads x head_dim``; a DSA indexer ``index_head_dim`` keys in the layers that run their own
+  ``kv_heads x (head_dim + v_head_dim)`` (keys and values, with each layer's own head counts); a DSA indexer ``index_head_dim`` keys in the layers that run their own
   indexer (divided by ``index_kpool`` when pooling shrinks what is stored).
 - ``vllm``: vLLM's layouts. MLA in FP8 stores the 512-wide latent in FP8, one float32 scale per 128
   values and the RoPE part in BF16: 512 + 16 + 64 x 2 = 656 bytes per layer per token. Indexer keys in
@@ -12,7 +12,9 @@ Two profiles:
 
 Recurrent layers hold a fixed state per sequence: KDA's recurrent state is float32 in the engines
 (heads x head_dim x head_dim x 4 bytes) plus a short-convolution state ((kernel - 1) x 3 x heads x
-head_dim in the model dtype); Gated DeltaNet and Mamba use the model dtype for both (vLLM's default).
+head_dim in the model dtype); Gated DeltaNet uses the model dtype for both (vLLM's default); Mamba's
+SSM state takes ``mamba_ssm_cache_dtype`` when the config names one (Nemotron-H: float32), else the
+model dtype; lightning (linear) attention holds a float32 heads x head_dim x head_dim matrix.
 Sliding-window layers are capped at their window. MTP layers are not counted unless asked.
 """
 
@@ -21,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .config import ArchConfig
-from .layers import LayerInfo
+from .estimate import layer_heads, mamba_shape
+from .layers import LayerInfo, block_kv_heads
 
 KV_DTYPE_BYTES = {
     "fp32": 4.0,
@@ -163,31 +166,34 @@ def kv_report(
         shared = sum(1 for x in by_kind.get("dsa", []) if x.indexer == "shared")
         if shared:
             assumptions.append(f"{shared} DSA layers reuse an earlier layer's indexer keys and store none")
-    head_dim = cfg.head_dim or 0
-    kv_heads = cfg.num_kv_heads or 0
-    full = by_kind.get("mha", []) + by_kind.get("gqa", []) + by_kind.get("mqa", [])
-    if full:
+    # full and sliding attention, per layer: head counts may differ by layer kind (MiMo-V2's swa_* keys)
+    # or by block (NAS block_configs); keys and values may differ in width (v_head_dim)
+    nas_kv = block_kv_heads(cfg)
+    shapes: dict[tuple[str, int | None, int, int, int], int] = {}
+    for layer in (
+        by_kind.get("mha", []) + by_kind.get("gqa", []) + by_kind.get("mqa", []) + by_kind.get("swa", [])
+    ):
+        _, kv, hd, vd = layer_heads(cfg, layer)
+        if nas_kv is not None and layer.index < len(nas_kv) and nas_kv[layer.index]:
+            kv = nas_kv[layer.index] or kv
+        name = "sliding_window" if layer.attention == "swa" else "full_attention"
+        key = (name, layer.window if name == "sliding_window" else None, kv, hd, vd)
+        shapes[key] = shapes.get(key, 0) + 1
+    for (name, window, kv, hd, vd), count in sorted(
+        shapes.items(), key=lambda x: (x[0][0], x[0][1] or 0, x[0][2:])
+    ):
+        widths = f"2 × {hd}" if hd == vd else f"({hd} + {vd})"
         groups.append(
             KVGroup(
-                "full_attention",
-                len(full),
-                2 * kv_heads * head_dim * b,
-                f"2 × {kv_heads} × {head_dim} × {b:g}",
-            )
-        )
-    windows: dict[int | None, int] = {}
-    for layer in by_kind.get("swa", []):
-        windows[layer.window] = windows.get(layer.window, 0) + 1
-    for window, count in sorted(windows.items(), key=lambda kv: kv[0] or 0):
-        groups.append(
-            KVGroup(
-                "sliding_window",
+                name,
                 count,
-                2 * kv_heads * head_dim * b,
-                f"2 × {kv_heads} × {head_dim} × {b:g}, at most {window} tokens",
+                kv * (hd + vd) * b,
+                f"{widths} × {kv} × {b:g}" + (f", at most {window} tokens" if window else ""),
                 window,
             )
         )
+    head_dim = cfg.head_dim or 0
+    kv_heads = cfg.num_kv_heads or 0
     compressed = by_kind.get("compressed", [])
     if compressed:
         ratios: dict[int, int] = {}
@@ -271,32 +277,42 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 f"({kernel} - 1) × {conv_dim} × {model_bytes}",
             )
         )
-    mamba = by_kind.get("mamba", [])
+    mamba = len(by_kind.get("mamba", [])) + sum(
+        1 for layers in by_kind.values() for x in layers if x.parallel_ssm
+    )
     if mamba:
-        state = cfg.number("ssm_state_size", "state_size", "mamba_d_state", default=0) or 0
-        kernel = cfg.number("conv_kernel", "mamba_d_conv", default=4) or 4
-        heads = cfg.number("mamba_num_heads", default=0) or 0
-        if heads:  # Mamba-2: heads x head_dim channels, B and C shared across n_groups
-            dim = cfg.number("mamba_head_dim", default=0) or 0
-            groups = cfg.number("n_groups", "mamba_n_groups", default=1) or 1
-            channels, conv_dim = heads * dim, heads * dim + 2 * groups * state
-            state_formula = f"{heads} × {dim} × {state} × {model_bytes}"
-        else:  # Mamba-1: d_inner = mamba_expand x hidden channels
-            channels = cfg.number("mamba_d_inner", default=0) or (
-                (cfg.number("mamba_expand", default=2) or 2) * (cfg.hidden_size or 0)
-            )
-            conv_dim = channels
-            state_formula = f"{channels} × {state} × {model_bytes}"
+        m = mamba_shape(cfg)
+        # the SSM state in the dtype the config names (Nemotron-H: float32), else the model's (vLLM's "auto")
+        ssm_dtype = str(cfg.get("mamba_ssm_cache_dtype", default=model_dtype)).replace("torch.", "")
+        if ssm_dtype not in _MODEL_DTYPE_BYTES:
+            ssm_dtype = model_dtype
+        ssm_bytes = _MODEL_DTYPE_BYTES[ssm_dtype]
+        if m.version == 2:
+            state_formula = f"{m.heads} × {m.channels // max(m.heads, 1)} × {m.state} × {ssm_bytes}"
+        else:
+            state_formula = f"{m.channels} × {m.state} × {ssm_bytes}"
         out.append(
-            StateGroup("mamba_state", len(mamba), channels * state * model_bytes, model_dtype, state_formula)
+            StateGroup("mamba_state", mamba, m.channels * m.state * ssm_bytes, str(ssm_dtype), state_formula)
         )
         out.append(
             StateGroup(
                 "mamba_conv",
-                len(mamba),
-                (kernel - 1) * conv_dim * model_bytes,
+                mamba,
+                (m.kernel - 1) * m.conv_dim * model_bytes,
                 model_dtype,
-                f"({kernel} - 1) × {conv_dim} × {model_bytes}",
+                f"({m.kernel} - 1) × {m.conv_dim} × {model_bytes}",
+            )
+        )
+    lightning = by_kind.get("lightning", [])
+    if lightning:
+        heads, dim = cfg.num_heads or 0, cfg.head_dim or 0
+        out.append(
+            StateGroup(
+                "linear_attention_state",
+                len(lightning),
+                heads * dim * dim * 4,
+                "float32",
+                f"{heads} × {dim} × {dim} × 4",
             )
         )
     return out

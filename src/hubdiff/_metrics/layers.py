@@ -2,18 +2,86 @@
 
 Attention kinds: ``mha``/``gqa``/``mqa`` (full attention, by KV heads), ``mla`` (latent KV),
 ``dsa`` (MLA with a sparse-attention indexer, own or shared with an earlier layer), ``swa``
-(sliding window), ``compressed`` (a KV stream compressed ``compress_ratio``:1 beside a window), ``kda`` (Kimi Delta Attention), ``gdn`` (Gated DeltaNet), ``mamba``, ``none``.
+(sliding window or chunked attention: the cache is capped at ``window`` tokens), ``compressed`` (a KV
+stream compressed ``compress_ratio``:1 beside a window), the recurrent kinds ``kda`` (Kimi Delta
+Attention), ``gdn`` (Gated DeltaNet), ``mamba`` (Mamba-1 or -2 mixer) and ``lightning`` (linear
+attention with a matrix state), and ``none`` (a layer that is only an MLP block).
 MLP kinds: ``dense``, ``moe``, ``none``. MTP layers follow the main layers and are marked.
+
+transformers' configuration classes turn most encodings into one ``layer_types`` list (Gemma 3's
+``sliding_window_pattern``, Llama 4's ``no_rope_layers``, Jamba's periods, Nemotron-H's pattern
+string); hubdiff reads that list when it is there and the original keys when it is not. The list
+says "linear_attention" for whatever recurrent mixer the architecture has, so which one is decided
+from the keys that size it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .config import ArchConfig
 
-LINEAR_KINDS = frozenset({"kda", "gdn", "mamba"})
+LINEAR_KINDS = frozenset({"kda", "gdn", "mamba", "lightning"})
+
+# layer_types / layers_block_type vocabularies (transformers' and the releases' own)
+FULL_NAMES = frozenset({"full_attention", "attention", "global", "global_attention", "full", "softmax"})
+SLIDING_NAMES = frozenset({"sliding_attention", "sliding", "local", "local_attention", "swa"})
+LINEAR_NAMES = frozenset(
+    {
+        "linear_attention",
+        "linear",
+        "mamba",
+        "mamba1",
+        "mamba2",
+        "gated_deltanet",
+        "kda",
+        "kimi_delta_attention",
+        "lightning",
+        "lightning_attention",
+    }
+)
+BLOCK_MLP_NAMES = {"mlp": "dense", "dense": "dense", "ffn": "dense", "moe": "moe"}
+KNOWN_LAYER_NAMES = (
+    FULL_NAMES
+    | SLIDING_NAMES
+    | LINEAR_NAMES
+    | set(BLOCK_MLP_NAMES)
+    | {"chunked_attention", "indexed_attention", "hybrid", "none", "no_op"}
+)
+
+# Keys whose meaning the census takes in (directly, or through transformers' layer_types)
+PATTERN_KEYS = (
+    "layer_types",
+    "layers_block_type",
+    "hybrid_override_pattern",
+    "attn_layer_period",
+    "attn_layer_offset",
+    "attn_layer_indices",
+    "expert_layer_period",
+    "expert_layer_offset",
+    "sliding_window_pattern",
+    "no_rope_layers",
+    "no_rope_layer_interval",
+    "attention_chunk_size",
+    "moe_layers",
+    "mlp_layer_types",
+    "interleave_moe_layer_step",
+    "full_attention_interval",
+    "attn_type_list",
+    "compress_ratios",
+    "decoder_sparse_step",
+    "mlp_only_layers",
+    "first_k_dense_replace",
+    "moe_layer_freq",
+    "use_sliding_window",
+    "max_window_layers",
+    "sliding_window",
+    "attention_window",
+    "indexer_types",
+    "index_topk_freq",
+    "index_skip_topk_offset",
+    "linear_attn_config",
+)
 
 
 @dataclass(frozen=True)
@@ -25,9 +93,10 @@ class LayerInfo:
     window: int | None = None  # tokens, for sliding-window layers
     mtp: bool = False
     compress_ratio: int | None = None  # tokens per stored KV entry, for compressed-KV layers
+    parallel_ssm: bool = False  # a Mamba mixer beside the attention (Falcon-H1, Zamba2 hybrid layers)
 
 
-def _full_kind(cfg: ArchConfig) -> str:
+def full_kind(cfg: ArchConfig) -> str:
     if cfg.is_mla:
         return "dsa" if cfg.has_indexer else "mla"
     heads, kv = cfg.num_heads, cfg.num_kv_heads
@@ -38,50 +107,83 @@ def _full_kind(cfg: ArchConfig) -> str:
     return "mha"
 
 
-def _one_based(values: Any) -> set[int]:
+def linear_kind(cfg: ArchConfig) -> str:
+    """Which recurrent mixer a "linear_attention" layer of this architecture is, from the keys that size it."""
+    if cfg.linear_attn:
+        return "kda"
+    if cfg.number("linear_num_value_heads", "linear_key_head_dim") is not None:
+        return "gdn"
+    if (
+        cfg.number(
+            "ssm_state_size", "state_size", "mamba_d_state", "mamba_num_heads", "mamba_n_heads", "mamba_d_ssm"
+        )
+        is not None
+    ):
+        return "mamba"
+    return "lightning"
+
+
+def _one_based(values: object) -> set[int]:
     return {v - 1 for v in values if isinstance(v, int)} if isinstance(values, list) else set()
 
 
-def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | None]]:
-    full = _full_kind(cfg)
-    window = cfg.number("sliding_window", "attention_window")
+def layer_types(cfg: ArchConfig, n: int) -> list[str] | None:
+    """The per-layer type list, when the config (or transformers, from it) gives one for every layer."""
+    for key in ("layer_types", "layers_block_type"):
+        values = cfg.get(key)
+        if isinstance(values, list) and len(values) >= n and all(isinstance(v, str) for v in values):
+            return [v.lower() for v in values[:n]]
+    return None
+
+
+def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | None], list[bool]]:
+    full = full_kind(cfg)
+    window = cfg.number("sliding_window", "attention_window", "sliding_window_size")
+    chunk = cfg.number("attention_chunk_size")
     kinds = [full] * n
     windows: list[int | None] = [None] * n
+    parallel = [False] * n
     lin = cfg.linear_attn
-    layer_types = cfg.get("layer_types") or cfg.get("layers_block_type")  # the latter: Jamba
+    types = layer_types(cfg, n)
     pattern = cfg.get("hybrid_override_pattern")
     ratios = cfg.get("compress_ratios")
     if isinstance(ratios, list) and len(ratios) >= n:
         # compressed attention: every layer keeps a sliding window, most also a compressed KV stream
         for i, ratio in enumerate(ratios[:n]):
             kinds[i], windows[i] = ("compressed" if ratio else "swa"), window
+    elif types is not None:
+        recurrent = linear_kind(cfg)
+        for i, kind in enumerate(types):
+            if kind in LINEAR_NAMES:
+                kinds[i] = "kda" if kind in ("kda", "kimi_delta_attention") else recurrent
+            elif kind == "chunked_attention":
+                kinds[i], windows[i] = "swa", chunk or window
+            elif kind in SLIDING_NAMES or "sliding" in kind:
+                kinds[i], windows[i] = "swa", window
+            elif kind in BLOCK_MLP_NAMES or kind in ("none", "no_op"):
+                kinds[i] = "none"
+            elif kind == "hybrid":
+                parallel[i] = True
     elif lin.get("kda_layers") or lin.get("full_attn_layers"):
         kda, full_layers = _one_based(lin.get("kda_layers")), _one_based(lin.get("full_attn_layers"))
         for i in range(n):
             if i in kda or (full_layers and i not in full_layers):
                 kinds[i] = "kda"
-    elif isinstance(layer_types, list) and len(layer_types) >= n:
-        for i, kind in enumerate(layer_types[:n]):
-            kind = str(kind)
-            if kind in ("linear_attention", "gated_deltanet", "linear"):
-                kinds[i] = "gdn"
-            elif kind in ("kda", "kimi_delta_attention"):
-                kinds[i] = "kda"
-            elif kind in ("mamba", "mamba2", "mamba1"):
-                kinds[i] = "mamba"
-            elif kind == "chunked_attention":
-                kinds[i], windows[i] = "swa", cfg.number("attention_chunk_size") or window
-            elif "sliding" in kind or kind == "local":
-                kinds[i], windows[i] = "swa", window
-    elif cfg.number("attention_chunk_size") and isinstance(cfg.get("no_rope_layers"), list):
+    elif chunk and isinstance(cfg.get("no_rope_layers"), list):
         # Llama 4: layers that use RoPE attend within chunks of attention_chunk_size; NoPE layers globally
-        chunk = cfg.number("attention_chunk_size")
         for i, uses_rope in enumerate(cfg.get("no_rope_layers")[:n]):
             if uses_rope:
                 kinds[i], windows[i] = "swa", chunk
     elif isinstance(pattern, str) and len(pattern) >= n:
         for i, char in enumerate(pattern[:n]):
             kinds[i] = {"M": "mamba", "*": full}.get(char, "none")
+    elif cfg.number("attn_layer_period"):  # Jamba: one attention layer per period, the rest Mamba
+        period = cfg.number("attn_layer_period") or 1
+        offset = cfg.number("attn_layer_offset", default=0) or 0
+        kinds = [full if i % period == offset else "mamba" for i in range(n)]
+    elif isinstance(cfg.get("attn_type_list"), list) and len(cfg.get("attn_type_list")) >= n:
+        # MiniMax-Text-01: 1 softmax attention, 0 lightning (linear) attention
+        kinds = [full if t == 1 else linear_kind(cfg) for t in cfg.get("attn_type_list")[:n]]
     elif cfg.number("full_attention_interval"):
         interval = cfg.number("full_attention_interval") or 1
         kinds = [full if (i + 1) % interval == 0 else "gdn" for i in range(n)]
@@ -94,20 +196,12 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
         start = cfg.number("max_window_layers", default=0) or 0
         for i in range(start, n):
             kinds[i], windows[i] = "swa", window
-    elif (
-        window
-        and cfg.get("use_sliding_window") is None
-        and cfg.get("layer_types") is None
-        and full
-        in (
-            "mha",
-            "gqa",
-            "mqa",
-        )
-    ):
+    elif window and cfg.get("use_sliding_window") is None and full in ("mha", "gqa", "mqa"):
         # Mistral-style: a sliding_window with no pattern applies to every layer
         kinds, windows = ["swa"] * n, [window] * n
-    return kinds, windows
+    elif not cfg.num_heads and linear_kind(cfg) == "mamba":  # a pure state-space model
+        kinds = ["mamba"] * n
+    return kinds, windows, parallel
 
 
 def _indexers(cfg: ArchConfig, kinds: list[str]) -> list[str | None]:
@@ -125,15 +219,27 @@ def _indexers(cfg: ArchConfig, kinds: list[str]) -> list[str | None]:
     return out
 
 
-def _mlp_kinds(cfg: ArchConfig, n: int) -> list[str]:
-    if not cfg.num_experts:
-        return ["dense"] * n
-    types = cfg.get("mlp_layer_types")
-    if isinstance(types, list) and len(types) >= n:
-        return ["moe" if str(t) in ("sparse", "moe") else "dense" for t in types[:n]]
+def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
+    types = layer_types(cfg, n)
+    if types is not None and any(t in BLOCK_MLP_NAMES for t in types):
+        # one block a layer (Nemotron-H): a mixer layer has no MLP, an MLP layer no mixer
+        return [BLOCK_MLP_NAMES.get(t, "none") for t in types]
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and len(pattern) >= n:
         return [{"E": "moe", "-": "dense"}.get(c, "none") for c in pattern[:n]]
+    if not cfg.num_experts:
+        # a pure state-space model (no attention heads at all) has no MLP beside its mixers
+        return ["none" if k == "mamba" and not cfg.num_heads else "dense" for k in kinds]
+    mlp_types = cfg.get("mlp_layer_types")
+    if isinstance(mlp_types, list) and len(mlp_types) >= n:
+        return ["moe" if str(t) in ("sparse", "moe") else "dense" for t in mlp_types[:n]]
+    experts = cfg.int_list("layers_num_experts")  # Jamba, through transformers: 1 means a dense MLP
+    if experts is not None and len(experts) >= n:
+        return ["moe" if e > 1 else "dense" for e in experts[:n]]
+    moe_layers = cfg.int_list("moe_layers")  # Llama 4, through transformers
+    if moe_layers is not None:
+        chosen = set(moe_layers)
+        return ["moe" if i in chosen else "dense" for i in range(n)]
     period = cfg.number("expert_layer_period")
     if period:  # Jamba: every period-th layer from expert_layer_offset is MoE
         offset = cfg.number("expert_layer_offset", default=0) or 0
@@ -141,7 +247,7 @@ def _mlp_kinds(cfg: ArchConfig, n: int) -> list[str]:
     first_dense = cfg.number("first_k_dense_replace", default=0) or 0
     freq = cfg.number("moe_layer_freq", default=1) or 1
     step = cfg.number("decoder_sparse_step", "interleave_moe_layer_step", default=1) or 1
-    only_dense = set(cfg.get("mlp_only_layers") or [])
+    only_dense = set(cfg.int_list("mlp_only_layers") or [])
     out = []
     for i in range(n):
         moe = i >= first_dense and i % freq == 0 and (i + 1) % step == 0 and i not in only_dense
@@ -151,9 +257,16 @@ def _mlp_kinds(cfg: ArchConfig, n: int) -> list[str]:
 
 def layer_census(cfg: ArchConfig) -> list[LayerInfo]:
     n = cfg.num_layers
-    kinds, windows = _attention_kinds(cfg, n)
+    kinds, windows, parallel = _attention_kinds(cfg, n)
     indexers = _indexers(cfg, kinds)
-    mlps = _mlp_kinds(cfg, n)
+    mlps = _mlp_kinds(cfg, n, kinds)
+    blocks = block_configs(cfg)
+    if blocks is not None:  # NAS: a block replaced by a linear map or skipped holds no cache, no MLP
+        for i, block in enumerate(blocks[:n]):
+            if block.attention != "attention":
+                kinds[i] = "none"
+            if block.mlp != "mlp":
+                mlps[i] = "none"
     ratios = cfg.get("compress_ratios") if isinstance(cfg.get("compress_ratios"), list) else []
     layers = [
         LayerInfo(
@@ -163,15 +276,63 @@ def layer_census(cfg: ArchConfig) -> list[LayerInfo]:
             indexers[i],
             windows[i],
             False,
-            (ratios[i] or None) if i < len(ratios) else None,
+            (ratios[i] or None) if i < len(ratios) and isinstance(ratios[i], int) else None,
+            parallel[i],
         )
         for i in range(n)
     ]
-    full = _full_kind(cfg)
+    full = full_kind(cfg)
     mtp_mlp = "moe" if cfg.num_experts else "dense"
     for j in range(cfg.mtp_layers):
         layers.append(LayerInfo(n + j, full, mtp_mlp, "own" if full == "dsa" else None, None, mtp=True))
     return layers
+
+
+# -- NAS models: one entry a layer in block_configs ------------------------------------------------
+@dataclass(frozen=True)
+class Block:
+    attention: str  # "attention", "linear" (replaced by one [h, h] matrix) or "none"
+    kv_heads: int | None
+    mlp: str  # "mlp", "linear" or "none"
+    intermediate: int | None
+
+
+def _ffn_mult_to_intermediate(mult: float, hidden: int) -> int:
+    """The NAS models' rule: 2/3 of mult x hidden, rounded up to a multiple of 256."""
+    size = int(2 * mult * hidden / 3)
+    return size + (-size % 256)
+
+
+def block_configs(cfg: ArchConfig) -> list[Block] | None:
+    raw = cfg.get("block_configs")
+    if not isinstance(raw, list) or len(raw) < cfg.num_layers:
+        return None
+    heads, h = cfg.num_heads or 0, cfg.hidden_size or 0
+    out = []
+    for entry in raw:
+        attn = entry.get("attention") if isinstance(entry, dict) else None
+        ffn = entry.get("ffn") if isinstance(entry, dict) else None
+        if not isinstance(attn, dict) or not isinstance(ffn, dict):
+            return None
+        group = attn.get("n_heads_in_group")
+        mult = ffn.get("ffn_mult")
+        out.append(
+            Block(
+                "none" if attn.get("no_op") else "linear" if attn.get("replace_with_linear") else "attention",
+                heads // group if isinstance(group, int) and group > 0 else None,
+                "none" if ffn.get("no_op") else "linear" if ffn.get("replace_with_linear") else "mlp",
+                _ffn_mult_to_intermediate(mult, h) if isinstance(mult, (int, float)) and mult > 0 else None,
+            )
+        )
+    return out
+
+
+def block_kv_heads(cfg: ArchConfig) -> list[int | None] | None:
+    """KV heads per layer of a NAS model (None: no attention), for the KV cache."""
+    blocks = block_configs(cfg)
+    if blocks is None:
+        return None
+    return [b.kv_heads if b.attention == "attention" else None for b in blocks]
 
 
 def attention_counts(layers: list[LayerInfo], include_mtp: bool = False) -> dict[str, int]:

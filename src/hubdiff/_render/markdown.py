@@ -316,6 +316,7 @@ def report_json(report: Report) -> dict[str, Any]:
                 "measured": x.measured,
                 "holds": x.holds,
                 "rule": x.rule,
+                "unverified": list(x.unverified),
                 "line": x.claim.line,
             }
             for x in r.claims

@@ -138,6 +138,8 @@ def metrics_text(metrics: Metrics) -> str:
     )
     lines.append("")
     lines.append("assumptions: " + "; ".join([*metrics.assumptions, *kv.assumptions]))
+    for reason in metrics.unverified:
+        lines.append(f"unverified: {reason}")
     if metrics.checks:
         lines.append("config vs tensors:")
         lines += [f"  - {c}" for c in metrics.checks]

@@ -1,0 +1,145 @@
+"""When hubdiff is not sure, it says so: the reasons a model's figures are unverified.
+
+A config can hold a key that changes shapes, the cache or routing that hubdiff's reading does not
+use (a new release's ``index_topk_freq``, a NAS model's ``block_configs`` in a form not understood),
+or ``null`` where a number is expected. Then the figures are still computed, but every one of them
+carries the reason, in text, JSON, reports and claims: a guess is never presented as a fact.
+
+Which keys count: every key of the text config that hubdiff never read, whose name says it sizes
+something (``*_size``, ``*_dim``, ``num_*``, ``*_layers``, ``*_heads``, ``*_experts``, ``*_types``,
+``*_pattern``, ...), unless it is known not to change shapes, the cache or the active parameters
+(rotary and scaling constants, dropout, token ids, routing-group choices that keep top-k).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .config import ArchConfig
+from .estimate import ARCHITECTURE_FACTS
+from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
+
+_SHAPE_WORDS = re.compile(
+    r"(size|dim|heads?|layers?|experts?|rank|window|pattern|blocks?|types?|kernel|groups?|ratios?|freq|"
+    r"period|offset|top_?k|chunk|lora|expand|state|^num_|^n_|_num_|configs?$|interval|mult|width|depth|"
+    r"sinks?|share|latent|compress|index|mtp|nextn|vocab|gate|bias|norm)",
+    re.IGNORECASE,
+)
+# Keys that match the words above but change no shape, no cache and no count of active parameters.
+_IRRELEVANT = frozenset(
+    {
+        "rms_norm_eps",
+        "layer_norm_eps",
+        "layer_norm_epsilon",
+        "norm_eps",
+        "norm_epsilon",
+        "norm_topk_prob",
+        "topk_group",
+        "n_group",
+        "num_expert_group",
+        "topk_method",
+        "scoring_func",
+        "routed_scaling_factor",
+        "router_aux_loss_coef",
+        "router_jitter_noise",
+        "router_z_loss_coef",
+        "aux_loss_alpha",
+        "seq_aux",
+        "output_router_logits",
+        "moe_router_enable_expert_bias",
+        "num_logits_to_keep",
+        "vocab_size_per_layer_input",
+        "chunk_size",
+        "mamba_chunk_size",
+        "rope_scaling",
+        "rope_parameters",
+        "rope_theta",
+        "partial_rotary_factor",
+        "attention_dropout",
+        "hidden_dropout",
+        "initializer_range",
+        "pretraining_tp",
+        "tie_word_embeddings",
+        "use_cache",
+        "bos_token_id",
+        "eos_token_id",
+        "pad_token_id",
+        "max_position_embeddings",
+        "original_max_position_embeddings",
+        "sliding_window_size",
+        "attention_value_scale",
+        "query_pre_attn_scalar",
+        "final_logit_softcapping",
+        "attn_logit_softcapping",
+        "use_bidirectional_attention",
+        "time_step_limit",
+        "time_step_min",
+        "time_step_max",
+        "time_step_floor",
+        "residual_in_fp32",
+        "rescale_prenorm_residual",
+        "mamba_hidden_act",
+        "use_mamba_kernels",
+        "hidden_act",
+        "moe_shared_expert_overlap",
+        "mtp_layers_block_type",
+        "index_topk",
+        "index_topk_pattern",
+        "num_experts_per_tok",
+        "image_token_index",
+        "image_token_id",
+        "video_token_id",
+        "vision_start_token_id",
+        "vision_end_token_id",
+        "boi_token_index",
+        "eoi_token_index",
+        "mm_tokens_per_image",
+        "transformers_version",
+        "layer_types_mtp",
+    }
+)
+
+
+def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, ...]:
+    """Call after every figure is computed: which keys were read is known only then."""
+    reasons: list[str] = []
+    raw = cfg.raw_text
+    types = layer_types(cfg, cfg.num_layers) or []
+    unknown_types = sorted({t for t in types if t not in KNOWN_LAYER_NAMES})
+    if unknown_types:
+        reasons.append(f"layer type {', '.join(unknown_types)} not understood")
+    if "hybrid" in types and any(x.attention == "mamba" for x in layers):
+        reasons.append("hybrid layers beside Mamba layers (shared attention blocks) not modelled")
+    blocks = block_configs(cfg)
+    if raw.get("block_configs") is not None and blocks is None:
+        reasons.append("block_configs not understood")
+    if cfg.num_layers == 0:
+        reasons.append("no layer count in the config")
+    if not cfg.hidden_size:
+        reasons.append("no hidden size in the config")
+    nulls_explained = {"num_key_value_heads", "intermediate_size"} if blocks is not None else set()
+    for key, value in raw.items():
+        if value is None and key in cfg.read_keys and key not in nulls_explained:
+            resolved = cfg.text.get(key)
+            if resolved is None:
+                reasons.append(f"{key} is null")
+    understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT
+    for key, value in raw.items():
+        if value is None or key in understood or not _SHAPE_WORDS.search(key):
+            continue
+        if key.endswith("_config") and isinstance(value, dict) and key != "linear_attn_config":
+            continue  # nested configs (vision, audio, quantization) are read or reported on their own
+        if isinstance(value, bool) and value is False:
+            continue  # a feature switched off changes nothing
+        reasons.append(f"{key} not understood")
+    return tuple(reasons)
+
+
+def architecture_assumption(cfg: ArchConfig) -> str:
+    model_type = cfg.model_type or str(cfg.raw.get("model_type") or "")
+    if model_type in ARCHITECTURE_FACTS or str(cfg.raw.get("model_type") or "") in ARCHITECTURE_FACTS:
+        return f"layer layout of {model_type} (norms, biases, q/k norms) from hubdiff's architecture table"
+    return (
+        f"model_type {model_type or '(none)'} not in hubdiff's architecture table: "
+        "gated MLP, two norms a layer, biases only where the config sets them"
+    )
