@@ -1,0 +1,311 @@
+"""hubdiff's config-only parameter estimate against transformers' model classes (``tests/oracle.py``).
+
+For every model config in the corpus whose class transformers ships, the tensors transformers builds on
+the meta device are counted with hubdiff's own classifier and compared with the config-only estimate,
+component by component: the parameter count and the set of tensor shapes. Both sides go through the same
+``count_parameters`` with the same ``ArchConfig`` and layer census, so a disagreement is a tensor the
+estimate misses or invents, not a classification quirk. The tests fail until the estimate is right; the
+only exceptions are where transformers' class itself differs from what checkpoints store
+(``ORACLE_EXCEPTIONS``), each with its reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from hubdiff._metrics import MetricsOptions, compute_metrics
+from hubdiff._metrics.components import count_parameters
+from hubdiff._metrics.estimate import synthesize
+from hubdiff.snapshot import Snapshot
+
+from .conftest import DATA
+from .oracle import Inventory, Triple, cached_inventory
+
+# -- where transformers' class is not what a checkpoint stores -----------------------------------------
+# (model_type or "*", what, treatment, reason). Treatments: "skip" leaves component ``what`` out of the
+# comparison on both sides; "count" compares component ``what`` by parameter count only, not shapes (a
+# fused-vs-split layout that holds the same parameters); "drop" removes the oracle's tensors whose
+# normalised name matches the regex ``what`` before counting. Nothing goes here because the estimate is
+# wrong: only where transformers' class itself differs from the checkpoints.
+ORACLE_EXCEPTIONS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "*",
+        "mtp",
+        "skip",
+        "transformers never builds multi-token-prediction layers (it drops them on load); checkpoints "
+        "store them after the main layers",
+    ),
+    (
+        "kimi_k25",
+        "vision_tower",
+        "count",
+        "checkpoints store each vision block's attention as one fused wqkv [3d, d]; transformers splits "
+        "it into q_proj, k_proj, v_proj [d, d] on load",
+    ),
+)
+
+MAX_LINES = 15
+
+
+@dataclass(frozen=True)
+class Model:
+    """One corpus entry: where its config is and the id it is reported under."""
+
+    id: str
+    path: Path
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return json.loads(self.path.read_text())
+
+
+def _model_id(folder: Path) -> str:
+    """The Hub id from ``source.yaml`` when there is one (corpus entries), else the folder's path."""
+    source = folder / "source.yaml"
+    if source.is_file():
+        import yaml
+
+        with_id = yaml.safe_load(source.read_text()) or {}
+        if isinstance(with_id, dict):
+            for key in ("repo", "repo_id", "id", "model", "source"):
+                if isinstance(with_id.get(key), str):
+                    return with_id[key]
+    return str(folder.relative_to(DATA))
+
+
+def corpus() -> list[Model]:
+    """Every model config under tests/data and tests/data/corpus, in a stable order."""
+    paths = sorted(DATA.glob("*/config.json")) + sorted((DATA / "corpus").glob("*/config.json"))
+    models: list[Model] = []
+    for path in paths:
+        model_id = _model_id(path.parent)
+        if any(m.id == model_id for m in models):  # the same repo twice: keep both, apart
+            model_id = str(path.parent.relative_to(DATA))
+        models.append(Model(model_id, path))
+    return models
+
+
+MODELS = corpus()
+
+
+def _excepted(model_type: str) -> tuple[set[str], frozenset[str], list[re.Pattern[str]]]:
+    """The exceptions for one model type: components skipped, compared by count only, tensors dropped."""
+    skip: set[str] = set()
+    count: set[str] = set()
+    drop: list[re.Pattern[str]] = []
+    for kind, what, treatment, _reason in ORACLE_EXCEPTIONS:
+        if kind not in ("*", model_type):
+            continue
+        if treatment == "skip":
+            skip.add(what)
+        elif treatment == "count":
+            count.add(what)
+        else:
+            drop.append(re.compile(what))
+    return skip, frozenset(count), drop
+
+
+_NUMBER = re.compile(r"(?<=\.)\d+(?=\.|$)|^\d+(?=\.)")
+_PREFIX = re.compile(r"^(?:backbone\.|(?:model\.)?(?:language_model\.)?(?:model\.)?)")
+
+
+def normalise(name: str) -> str:
+    """Layer (and block, expert) numbers as ``{i}``, the text-model prefix stripped: one line a kind."""
+    return _NUMBER.sub("{i}", _PREFIX.sub("", name))
+
+
+@dataclass
+class Side:
+    """One side of the comparison: parameters and tensors (normalised name, shape) by component."""
+
+    params: dict[str, int]
+    tensors: dict[str, Counter[tuple[str, tuple[int, ...]]]]
+
+
+def _side(tensors: list[Triple], cfg: Any, layers: list[Any], skip: set[str]) -> Side:
+    """Count ``tensors`` with hubdiff's ``count_parameters``, and group them by the component it gives.
+
+    Each tensor's component is what ``count_parameters`` makes of that tensor alone (only the public
+    counting function, so the grouping follows the classifier whatever its internals become); a tensor
+    it counts as a quantization scale, not a parameter, is grouped under "(scale)".
+    """
+    report = count_parameters(tensors, cfg, layers)
+    grouped: dict[str, Counter[tuple[str, tuple[int, ...]]]] = {}
+    for name, dtype, shape in tensors:
+        alone = count_parameters([(name, dtype, shape)], cfg, layers).by_component
+        component = next(iter(alone), "(scale)")
+        grouped.setdefault(component, Counter())[(normalise(name), shape)] += 1
+    params = {c: n for c, n in report.by_component.items() if c not in skip}
+    return Side(params, {c: t for c, t in grouped.items() if c not in skip})
+
+
+def _fmt(entry: tuple[str, tuple[int, ...]], n: int) -> str:
+    name, shape = entry
+    return f"{name} {list(shape)}" + (f" x{n}" if n > 1 else "")
+
+
+def _layout(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape with its dimensions sorted: ``[E, H, 2I]`` and ``[E, 2I, H]`` hold the same parameters."""
+    return tuple(sorted(shape))
+
+
+def _diff_lines(oracle: Counter, estimate: Counter) -> list[str]:
+    """Tensors (normalised name, shape, how many) on one side only, the oracle's first.
+
+    A tensor on each side with the same shape (up to the order of its dimensions), the same number of
+    copies and a similar name (``attn_norm`` / ``input_layernorm``, ``router`` / ``gate``) is taken for
+    the same tensor under another name or layout: it changes no count, so it is listed last, as a pair.
+    """
+    missing = oracle - estimate
+    invented = estimate - oracle
+    candidates = sorted(
+        (
+            (-difflib.SequenceMatcher(None, a[0], b[0]).ratio(), a, b)
+            for a, n in missing.items()
+            for b, m in invented.items()
+            if n == m and _layout(a[1]) == _layout(b[1])
+        ),
+        key=lambda c: (c[0], c[1], c[2]),
+    )
+    pairs: list[str] = []
+    for score, a, b in candidates:
+        if -score < 0.6 or a not in missing or b not in invented:
+            continue
+        pairs.append(f"  same size, names differ: oracle {_fmt(a, missing[a])} ~ hubdiff {b[0]} {list(b[1])}")
+        del missing[a], invented[b]
+    lines = [f"  missing from hubdiff: {_fmt(e, n)}" for e, n in sorted(missing.items())]
+    lines += [f"  invented by hubdiff: {_fmt(e, n)}" for e, n in sorted(invented.items())]
+    return lines + sorted(pairs)
+
+
+def _capped(lines: list[str], limit: int = MAX_LINES) -> list[str]:
+    if len(lines) <= limit:
+        return lines
+    return [*lines[: limit - 1], f"  ... and {len(lines) - limit + 1} more"]
+
+
+def compare(
+    model_id: str, oracle: Side, estimate: Side, count_only: frozenset[str] = frozenset()
+) -> list[tuple[str, str, list[str]]]:
+    """Disagreements by component: (component, headline, every differing tensor); empty on agreement.
+
+    Shapes are compared up to the order of their dimensions (a transposed expert tensor holds the same
+    parameters); components in ``count_only`` are compared by parameter count alone.
+    """
+    out: list[tuple[str, str, list[str]]] = []
+    for component in sorted(set(oracle.params) | set(estimate.params) | set(oracle.tensors)):
+        a, b = oracle.params.get(component, 0), estimate.params.get(component, 0)
+        ta = oracle.tensors.get(component, Counter())
+        tb = estimate.tensors.get(component, Counter())
+        if a == b and (component in count_only or {_layout(s) for _, s in ta} == {_layout(s) for _, s in tb}):
+            continue
+        headline = f"{model_id} / {component}: oracle {a:,} vs hubdiff {b:,} parameters ({b - a:+,})"
+        out.append((component, headline, _diff_lines(ta, tb)))
+    return out
+
+
+@dataclass
+class Result:
+    """The comparison for one model, kept for the session report."""
+
+    model: Model
+    inventory: Inventory
+    disagreements: list[tuple[str, str, list[str]]]
+
+    @property
+    def components(self) -> list[str]:
+        return [component for component, _, _ in self.disagreements]
+
+    def lines(self, limit: int | None = MAX_LINES) -> list[str]:
+        """The failure message: each component's headline and its tensors, ``limit`` lines at most each."""
+        out: list[str] = []
+        for _, headline, tensors in self.disagreements:
+            out += [headline, *(tensors if limit is None else _capped(tensors, limit))]
+        return out
+
+
+RESULTS: dict[str, Result] = {}
+
+
+def check(model: Model) -> Result:
+    config = model.config
+    inv = cached_inventory(config)
+    if inv.tensors is None:
+        result = Result(model, inv, [])
+        RESULTS[model.id] = result
+        return result
+    snapshot = Snapshot(model.id, "main", "", None, config, None, (), {}, ())
+    metrics = compute_metrics(snapshot, MetricsOptions(config_only=True))
+    cfg, layers = metrics.cfg, list(metrics.layers)
+    skip, count_only, drop = _excepted(str(config.get("model_type", "")))
+    tensors = [t for t in inv.tensors if not any(p.search(normalise(t[0])) for p in drop)]
+    oracle = _side(tensors, cfg, layers, skip)
+    estimate = _side(synthesize(cfg, layers), cfg, layers, skip)
+    result = Result(model, inv, compare(model.id, oracle, estimate, count_only))
+    RESULTS[model.id] = result
+    return result
+
+
+@pytest.fixture(scope="module", autouse=True)
+def coverage_report(request: pytest.FixtureRequest) -> Iterator[None]:
+    """At the end of the module: which corpus models the oracle covers, which it cannot, and why.
+
+    Written to the terminal past output capture, so it shows in a plain ``pytest -q`` run; with
+    HUBDIFF_ORACLE_REPORT=path, the report and every disagreement are also written to that file.
+    """
+    yield
+    if not RESULTS:
+        return
+    lines = coverage_lines()
+    target = os.environ.get("HUBDIFF_ORACLE_REPORT")
+    if target:
+        details = [line for r in RESULTS.values() if r.disagreements for line in [*r.lines(None), ""]]
+        Path(target).write_text("\n".join([*lines, "", *details]) + "\n")
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None:
+        return
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        reporter.write_line("")
+        reporter.write_sep("-", "transformers oracle coverage")
+        for line in lines:
+            reporter.write_line(line)
+
+
+def coverage_lines() -> list[str]:
+    """One line a model checked: covered (class, seconds, components that disagree) or not, and why."""
+    out = []
+    for model in MODELS:
+        r = RESULTS.get(model.id)
+        if r is None:
+            continue
+        inv = r.inventory
+        if inv.tensors is None:
+            out.append(f"not covered  {model.id}: {inv.reason}")
+            continue
+        state = f"disagrees on {', '.join(r.components)}" if r.components else "agrees"
+        out.append(f"covered      {model.id} ({inv.model_class}, {inv.seconds:.1f}s): {state}")
+    return out
+
+
+@pytest.mark.parametrize("model", MODELS, ids=[m.id for m in MODELS])
+def test_estimate_matches_transformers(model: Model) -> None:
+    result = check(model)
+    if result.inventory.tensors is None:
+        pytest.skip(f"not covered: {result.inventory.reason}")
+    if result.disagreements:
+        pytest.fail("\n".join(result.lines()), pytrace=False)
