@@ -89,11 +89,11 @@ def _gated(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
 
 
 def _qk_norm(cfg: ArchConfig, arch: ArchitectureFacts) -> str | None:
+    switched_on = cfg.get("use_qk_norm", "qk_layernorm", "qk_norm") is True
+    width = "full" if cfg.get("qk_norm_type") == "per_layer" else "head"
     if arch.qk_norm:
         return arch.qk_norm
-    if cfg.get("use_qk_norm", "qk_layernorm", "qk_norm") is True:
-        return "full" if cfg.get("qk_norm_type") == "per_layer" else "head"
-    return None
+    return width if switched_on else None
 
 
 def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
@@ -198,6 +198,18 @@ def _attention(
     if kind == "none":
         return []
     heads, kv, hd, vd = layer_heads(cfg, layer)
+    if kind == "cross":
+        x = p + "cross_attn."
+        return [
+            (x + "q_proj.weight", dt, (heads * hd, h)),
+            (x + "k_proj.weight", dt, (kv * hd, h)),
+            (x + "v_proj.weight", dt, (kv * hd, h)),
+            (x + "o_proj.weight", dt, (h, heads * hd)),
+            (x + "q_norm.weight", dt, (hd,)),
+            (x + "k_norm.weight", dt, (hd,)),
+            (p + "cross_attn_attn_gate", dt, (1,)),
+            (p + "cross_attn_mlp_gate", dt, (1,)),
+        ]
     if block is not None and block.kv_heads:
         kv = block.kv_heads  # NAS: each block its own number of KV heads
     # output-gated attention (Qwen3-Next): q_proj also produces a per-channel gate
@@ -331,6 +343,7 @@ def mamba_shape(cfg: ArchConfig) -> MambaShape:
     kernel = cfg.number("conv_kernel", "mamba_d_conv", "mamba_conv_kernel", default=4) or 4
     expand = cfg.number("mamba_expand", "expand", default=2) or 2
     heads = cfg.number("mamba_num_heads", "mamba_n_heads", default=0) or 0
+    rank = cfg.get("mamba_dt_rank", "time_step_rank")  # Mamba-1 only; Mamba-2 has one dt per head
     if not heads and not cfg.num_heads:  # a pure Mamba-2 model calls its SSM heads num_heads
         heads = cfg.number("num_heads", default=0) or 0
     if heads:
@@ -341,7 +354,6 @@ def mamba_shape(cfg: ArchConfig) -> MambaShape:
         groups = cfg.number("n_groups", "mamba_n_groups", default=1) or 1
         return MambaShape(2, channels, state, heads, groups, kernel, 0)
     channels = cfg.number("mamba_d_inner", default=0) or expand * h
-    rank = cfg.get("mamba_dt_rank", "time_step_rank")
     dt_rank = rank if isinstance(rank, int) and rank > 0 else math.ceil(h / 16)
     return MambaShape(1, channels, state, 0, 1, kernel, dt_rank)
 
@@ -435,7 +447,8 @@ def _mlp(
     latent = cfg.number("moe_latent_size")
     eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
     out: list[Triple] = [(m + "gate.weight", dt, (experts, h))]
-    if cfg.get("topk_method") == "noaux_tc" or (arch.router_bias and not arch.expert_bias):
+    router_bias = arch.router_bias or cfg.get("use_routing_bias", "moe_router_enable_expert_bias") is True
+    if cfg.get("topk_method") == "noaux_tc" or (router_bias and not arch.expert_bias):
         out.append((m + "gate.e_score_correction_bias", "F32", (experts,)))
     if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias
         out.append((m + "gate.bias", dt, (experts,)))
@@ -451,10 +464,11 @@ def _mlp(
             (m + "experts.gate_up_proj_bias", dt, (experts, up_rows)),
             (m + "experts.down_proj_bias", dt, (experts, eh)),
         ]
+    n_shared = cfg.num_shared_experts
     shared_inter = (
         cfg.number("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0)
         or (cfg.number("intermediate_size", default=0) if cfg.number("intermediate_size_mlp") else 0)
-        or inter * cfg.num_shared_experts
+        or inter * n_shared
     )
     if shared_inter:
         out += _dense(m + "shared_experts.", h, shared_inter, dt, gated)

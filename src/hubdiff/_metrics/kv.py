@@ -258,13 +258,19 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
         dk = cfg.number("linear_key_head_dim", default=0) or 0
         dv = cfg.number("linear_value_head_dim", default=0) or 0
         kernel = cfg.number("linear_conv_kernel_dim", default=4) or 4
+        # the recurrent state in the dtype the config names (Qwen3.5: mamba_ssm_dtype float32)
+        named = str(cfg.get("mamba_ssm_dtype", "mamba_ssm_cache_dtype", default=model_dtype)).replace(
+            "torch.", ""
+        )
+        state_dtype = named if named in _MODEL_DTYPE_BYTES else model_dtype
+        state_bytes = _MODEL_DTYPE_BYTES[state_dtype]
         out.append(
             StateGroup(
                 "gdn_state",
                 len(gdn),
-                nv * dk * dv * model_bytes,
-                model_dtype,
-                f"{nv} × {dk} × {dv} × {model_bytes}",
+                nv * dk * dv * state_bytes,
+                state_dtype,
+                f"{nv} × {dk} × {dv} × {state_bytes}",
             )
         )
         conv_dim = 2 * nk * dk + nv * dv

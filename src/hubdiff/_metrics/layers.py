@@ -5,7 +5,8 @@ Attention kinds: ``mha``/``gqa``/``mqa`` (full attention, by KV heads), ``mla`` 
 (sliding window or chunked attention: the cache is capped at ``window`` tokens), ``compressed`` (a KV
 stream compressed ``compress_ratio``:1 beside a window), the recurrent kinds ``kda`` (Kimi Delta
 Attention), ``gdn`` (Gated DeltaNet), ``mamba`` (Mamba-1 or -2 mixer) and ``lightning`` (linear
-attention with a matrix state), and ``none`` (a layer that is only an MLP block).
+attention with a matrix state), ``cross`` (cross-attention to image features: nothing cached per
+text token), and ``none`` (a layer that is only an MLP block).
 MLP kinds: ``dense``, ``moe``, ``none``. MTP layers follow the main layers and are marked.
 
 transformers' configuration classes turn most encodings into one ``layer_types`` list (Gemma 3's
@@ -46,7 +47,7 @@ KNOWN_LAYER_NAMES = (
     | SLIDING_NAMES
     | LINEAR_NAMES
     | set(BLOCK_MLP_NAMES)
-    | {"chunked_attention", "indexed_attention", "hybrid", "none", "no_op"}
+    | {"chunked_attention", "indexed_attention", "hybrid", "none", "no_op", "cross"}
 )
 
 # Keys whose meaning the census takes in (directly, or through transformers' layer_types)
@@ -81,6 +82,8 @@ PATTERN_KEYS = (
     "index_topk_freq",
     "index_skip_topk_offset",
     "linear_attn_config",
+    "hybrid_layer_pattern",
+    "cross_attention_layers",
 )
 
 
@@ -147,7 +150,12 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
     types = layer_types(cfg, n)
     pattern = cfg.get("hybrid_override_pattern")
     ratios = cfg.get("compress_ratios")
-    if isinstance(ratios, list) and len(ratios) >= n:
+    hybrid = cfg.int_list("hybrid_layer_pattern")  # MiMo-V2: 1 a sliding-window layer, 0 a global one
+    if hybrid is not None and len(hybrid) >= n and "layer_types" not in cfg.raw_text:
+        for i, sliding in enumerate(hybrid[:n]):
+            if sliding:
+                kinds[i], windows[i] = "swa", window
+    elif isinstance(ratios, list) and len(ratios) >= n:
         # compressed attention: every layer keeps a sliding window, most also a compressed KV stream
         for i, ratio in enumerate(ratios[:n]):
             kinds[i], windows[i] = ("compressed" if ratio else "swa"), window
@@ -201,6 +209,9 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
         kinds, windows = ["swa"] * n, [window] * n
     elif not cfg.num_heads and linear_kind(cfg) == "mamba":  # a pure state-space model
         kinds = ["mamba"] * n
+    for i in cfg.int_list("cross_attention_layers") or []:
+        if 0 <= i < n:  # mllama: attends to the image's keys and values, stores none per text token
+            kinds[i] = "cross"
     return kinds, windows, parallel
 
 
@@ -230,6 +241,9 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     if not cfg.num_experts:
         # a pure state-space model (no attention heads at all) has no MLP beside its mixers
         return ["none" if k == "mamba" and not cfg.num_heads else "dense" for k in kinds]
+    freq = cfg.int_list("moe_layer_freq")  # a per-layer list (MiMo-V2): 1 an MoE layer
+    if freq is not None and len(freq) >= n and "mlp_layer_types" not in cfg.raw_text:
+        return ["moe" if f else "dense" for f in freq[:n]]
     mlp_types = cfg.get("mlp_layer_types")
     if isinstance(mlp_types, list) and len(mlp_types) >= n:
         return ["moe" if str(t) in ("sparse", "moe") else "dense" for t in mlp_types[:n]]

@@ -96,6 +96,50 @@ _IRRELEVANT = frozenset(
         "mm_tokens_per_image",
         "transformers_version",
         "layer_types_mtp",
+        "mtp_hybrid_override_pattern",  # checked on its own above
+        "model_type",
+        "ep_size",
+        "layernorm_epsilon",
+        "rotary_dim",
+        "swa_rope_theta",
+        "intermediate_size",  # the dense MLP's width; sizes nothing in a model without dense layers
+        # generic PretrainedConfig fields that a to_dict() dump writes into every config
+        "chunk_size_feed_forward",
+        "num_beams",
+        "num_beam_groups",
+        "no_repeat_ngram_size",
+        "encoder_no_repeat_ngram_size",
+        "num_return_sequences",
+        "top_k",
+        "cross_attention_hidden_size",
+        "add_cross_attention",
+        "tie_encoder_decoder",
+        "is_encoder_decoder",
+        "is_decoder",
+        "decoder_start_token_id",
+        "sep_token_id",
+        "forced_bos_token_id",
+        "forced_eos_token_id",
+        "pruned_heads",
+        "problem_type",
+        "tokenizer_class",
+        "use_bfloat16",
+    }
+)
+# Keys whose null means "none of this" (no sliding window, no q LoRA, no shared expert), not a gap.
+_NULL_MEANS_NONE = frozenset(
+    {
+        "sliding_window",
+        "q_lora_rank",
+        "n_shared_experts",
+        "num_shared_experts",
+        "attention_chunk_size",
+        "moe_latent_size",
+        "head_dim",
+        "max_window_layers",
+        "layer_types",
+        "mlp_layer_types",
+        "rope_scaling",
     }
 )
 
@@ -119,7 +163,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons.append("no hidden size in the config")
     nulls_explained = {"num_key_value_heads", "intermediate_size"} if blocks is not None else set()
     for key, value in raw.items():
-        if value is None and key in cfg.read_keys and key not in nulls_explained:
+        if value is None and key in cfg.read_keys and key not in nulls_explained | _NULL_MEANS_NONE:
             resolved = cfg.text.get(key)
             if resolved is None:
                 reasons.append(f"{key} is null")
@@ -128,10 +172,18 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         if value is None or key in understood or not _SHAPE_WORDS.search(key):
             continue
         if key.endswith("_config") and isinstance(value, dict) and key != "linear_attn_config":
-            continue  # nested configs (vision, audio, quantization) are read or reported on their own
+            continue  # nested configs are reported below
         if isinstance(value, bool) and value is False:
             continue  # a feature switched off changes nothing
         reasons.append(f"{key} not understood")
+    mtp_pattern = raw.get("mtp_hybrid_override_pattern")
+    if mtp_pattern is not None and mtp_pattern != "*E":
+        reasons.append(
+            f"mtp_hybrid_override_pattern {mtp_pattern!r} not understood (MTP layers taken as attention + MoE)"
+        )
+    for key in ("audio_config", "speech_config", "audio_tower_config", "sound_config"):
+        if isinstance(cfg.raw.get(key), dict):
+            reasons.append(f"{key}: the audio tower is not counted")
     return tuple(reasons)
 
 
