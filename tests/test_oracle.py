@@ -81,7 +81,7 @@ def _model_id(folder: Path) -> str:
 
         with_id = yaml.safe_load(source.read_text()) or {}
         if isinstance(with_id, dict):
-            for key in ("repo", "repo_id", "id", "model", "source"):
+            for key in ("hub_repo", "repo_id", "repo", "id", "model"):
                 if isinstance(with_id.get(key), str):
                     return with_id[key]
     return str(folder.relative_to(DATA))
