@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -309,3 +310,44 @@ def test_estimate_matches_transformers(model: Model) -> None:
         pytest.skip(f"not covered: {result.inventory.reason}")
     if result.disagreements:
         pytest.fail("\n".join(result.lines()), pytrace=False)
+
+
+# -- the oracle itself -------------------------------------------------------------------------------
+def test_oracle_counts_llama_31_8b_as_published() -> None:
+    """The oracle is only useful if it is right: Llama-3.1-8B has 8,030,261,248 parameters (8.03B)."""
+    from .oracle import meta_inventory
+
+    tensors = meta_inventory(json.loads((DATA / "Llama-3.1-8B" / "config.json").read_text()))
+    assert tensors is not None
+    assert sum(math.prod(shape) for _, _, shape in tensors) == 8_030_261_248
+    assert not any("rotary_emb" in name for name, _, _ in tensors)  # non-persistent buffers are left out
+
+
+def test_oracle_lists_a_tied_embedding_once() -> None:
+    """A tied head is one tensor with the embedding, as hubdiff counts it."""
+    from .oracle import meta_inventory
+
+    config = {
+        "model_type": "llama",
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 1000,
+        "tie_word_embeddings": True,
+    }
+    tensors = meta_inventory(config)
+    assert tensors is not None
+    names = [name for name, _, _ in tensors]
+    assert "model.embed_tokens.weight" in names and "lm_head.weight" not in names
+
+
+def test_oracle_declines_remote_code_and_unknown_types() -> None:
+    """No class in transformers: None and a reason, never remote code."""
+    from .oracle import cached_inventory
+
+    remote = cached_inventory({"model_type": "kimi_k3", "auto_map": {"AutoConfig": "x.Y"}})
+    assert remote.tensors is None and "remote code" in remote.reason
+    assert cached_inventory({"hidden_size": 8}).tensors is None
