@@ -2,11 +2,14 @@
 
 For every model config in the corpus whose class transformers ships, the tensors transformers builds on
 the meta device are counted with hubdiff's own classifier and compared with the config-only estimate,
-component by component: the parameter count and the set of tensor shapes. Both sides go through the same
-``count_parameters`` with the same ``ArchConfig`` and layer census, so a disagreement is a tensor the
-estimate misses or invents, not a classification quirk. The tests fail until the estimate is right; the
-only exceptions are where transformers' class itself differs from what checkpoints store
-(``ORACLE_EXCEPTIONS``), each with its reason.
+component by component: the parameter count and the set of tensor shapes (up to the order of their
+dimensions). Both sides go through the same ``count_parameters`` with the same ``ArchConfig`` and layer
+census as ``compute_metrics``, and the oracle's tensors carry checkpoint names (see ``oracle.py``), so a
+disagreement is a tensor the estimate misses or invents, or one it names differently from the checkpoint
+so that the classifier places it elsewhere. The tests fail until the estimate is right; the only
+exceptions are where transformers' class itself differs from what checkpoints store
+(``ORACLE_EXCEPTIONS``), each with its reason. Models transformers has no class for are skipped and
+listed, with the reason, in the coverage report printed at the end of the module.
 """
 
 from __future__ import annotations
