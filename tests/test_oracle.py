@@ -354,3 +354,21 @@ def test_oracle_declines_remote_code_and_unknown_types() -> None:
     remote = cached_inventory({"model_type": "kimi_k3", "auto_map": {"AutoConfig": "x.Y"}})
     assert remote.tensors is None and "remote code" in remote.reason
     assert cached_inventory({"hidden_size": 8}).tensors is None
+
+
+@pytest.mark.parametrize("model", ["GLM-5.1", "Qwen3-VL-30B-A3B-Instruct"])
+def test_oracle_matches_real_checkpoint_census(model: str) -> None:
+    """Where real headers are at hand, the oracle counts what the checkpoint stores, component by
+    component (MTP aside: transformers does not build it). This is what makes it an oracle."""
+    from hubdiff.testing import load_census
+
+    config = json.loads((DATA / model / "config.json").read_text())
+    census = load_census((DATA / model / "tensor_census.tsv").read_text())
+    tensors = cached_inventory(config).tensors
+    assert tensors is not None
+    snapshot = Snapshot(model, "main", "", None, config, None, (), {}, ())
+    metrics = compute_metrics(snapshot, MetricsOptions(config_only=True))
+    real = count_parameters(census, metrics.cfg, list(metrics.layers)).by_component
+    oracle = count_parameters(tensors, metrics.cfg, list(metrics.layers)).by_component
+    real.pop("mtp", None)
+    assert oracle == real
