@@ -93,7 +93,16 @@ _EMBED = {
     "embed_positions",
 }
 _HEAD = {"lm_head", "embed_out", "output"}
-_ATTN = {"self_attn", "attn", "attention", "self_attention", "mixer", "linear_attn", "temporal_block"}
+_ATTN = {
+    "self_attn",
+    "attn",
+    "attention",
+    "self_attention",
+    "mixer",
+    "linear_attn",
+    "temporal_block",
+    "cross_attn",
+}
 _LINEAR_NAMES = {
     "A_log",
     "dt_bias",
@@ -174,7 +183,9 @@ def classify(
 ) -> tuple[str, int | None]:
     segments = name.split(".")
     segset = set(segments)
-    if segset & _PROJECTOR and (segset & _VISION or segments[0] in _PROJECTOR):
+    if segset & _PROJECTOR and (
+        segset & _VISION or segments[0] in _PROJECTOR or "multi_modal_projector" in segset
+    ):
         return "multimodal_projector", None
     if segset & _VISION or segments[0] in ("vision", "image"):
         return "vision_tower", None
@@ -183,7 +194,9 @@ def classify(
         return "mtp", layer
     if segset & _EMBED and not segset & _ATTN:
         return "embeddings", layer
-    if segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD):
+    if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
+        len(segments) == 2 and segments[0] == "head"
+    ):
         return "output_head", layer
     last = segments[-1]
     if any(s.startswith("hc_") for s in segments):
@@ -193,8 +206,8 @@ def classify(
     if segset & {"shared_experts", "shared_expert", "shared_mlp"}:
         return "shared_experts", layer
     if (
-        segset & {"gate", "router"} and segset & _MLP and "gate_proj" not in segset
-    ) or "shared_expert_gate" in segset:
+        segset & {"gate", "router"} and segset & (_MLP | {"mixer"}) and "gate_proj" not in segset
+    ) or segset & {"shared_expert_gate", "e_score_correction_bias"}:
         return "routers", layer
     if "indexer" in segset:
         return "dsa_indexer", layer

@@ -31,6 +31,9 @@ def _num(value: Any) -> int | None:
     return None
 
 
+# Sub-configs that describe parts of every block rather than another model (DBRX)
+BLOCK_PARTS = ("attn_config", "ffn_config")
+
 _TRANSFORMERS: Any = False  # not tried yet; None when it cannot be imported
 
 
@@ -74,9 +77,14 @@ def _export(config: Any) -> dict[str, Any]:
     out: dict[str, Any]
     nested = set(getattr(config, "sub_configs", None) or ())
     try:
-        out = {k: v for k, v in config.to_dict().items() if k not in nested}
+        whole = config.to_dict()
     except Exception:  # a class whose to_dict fails on this input: its properties still serve
-        out = {}
+        whole = {}
+    out = {k: v for k, v in whole.items() if k not in nested}
+    for key in BLOCK_PARTS:  # DBRX keeps attention and FFN sizes in sub-configs of the text model
+        if isinstance(whole.get(key), dict):
+            for k, v in whole[key].items():
+                out.setdefault(k, v)
     for name in dir(type(config)):
         if name.startswith("_") or not isinstance(getattr(type(config), name, None), property):
             continue
@@ -166,7 +174,8 @@ class ArchConfig:
     def get(self, *keys: str, default: Any = None) -> Any:
         """The first of ``keys`` set (not None) in the text config, then the top level."""
         self.read_keys.update(keys)
-        for source in (self.text, self.raw):
+        parts = [self.raw_text.get(k) for k in BLOCK_PARTS]
+        for source in (self.text, self.raw, *(p for p in parts if isinstance(p, dict))):
             for key in keys:
                 if source.get(key) is not None:
                     return source[key]
@@ -216,6 +225,7 @@ class ArchConfig:
         return self.number(
             "num_key_value_heads",
             "n_kv_heads",
+            "kv_n_heads",
             "num_kv_heads",
             "multi_query_group_num",
             default=self.num_heads,

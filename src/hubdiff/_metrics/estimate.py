@@ -39,7 +39,10 @@ class ArchitectureFacts:
     sinks: bool = False  # one learned logit per head in every attention layer
     router_bias: bool = False
     expert_bias: bool = False
-    attention_o_bias: bool = False
+    attention_o_bias: bool = False  # o_proj biased along with q/k/v (gpt-oss)
+    o_bias_follows_attention_bias: bool = True  # Llama-style: attention_bias biases all four
+    output_gate: bool = False  # q_proj also writes a per-channel output gate (Qwen3-Next)
+    weightless_qk_norm: bool = False  # use_qk_norm is an L2 norm without weights (Llama 4)
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=True)
@@ -52,7 +55,11 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen2_5_vl_text": _QWEN2,
     "qwen3": _HEAD_NORM,
     "qwen3_moe": _HEAD_NORM,
-    "qwen3_next": _HEAD_NORM,
+    "qwen3_next": ArchitectureFacts(qk_norm="head", output_gate=True),
+    "qwen3_5_text": ArchitectureFacts(qk_norm="head", output_gate=True),
+    "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True),
+    "glm4_moe": ArchitectureFacts(router_bias=True, o_bias_follows_attention_bias=False),
+    "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
     "qwen3_vl_text": _HEAD_NORM,
     "qwen3_vl_moe_text": _HEAD_NORM,
     "apertus": _HEAD_NORM,
@@ -93,7 +100,7 @@ def _qk_norm(cfg: ArchConfig, arch: ArchitectureFacts) -> str | None:
     width = "full" if cfg.get("qk_norm_type") == "per_layer" else "head"
     if arch.qk_norm:
         return arch.qk_norm
-    return width if switched_on else None
+    return width if switched_on and not arch.weightless_qk_norm else None
 
 
 def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
@@ -213,7 +220,8 @@ def _attention(
     if block is not None and block.kv_heads:
         kv = block.kv_heads  # NAS: each block its own number of KV heads
     # output-gated attention (Qwen3-Next): q_proj also produces a per-channel gate
-    q_rows = heads * hd * (2 if cfg.get("attn_output_gate") is True or cfg.get("use_output_gate") else 1)
+    gate = cfg.get("attn_output_gate", "use_output_gate") is True or arch.output_gate
+    q_rows = heads * hd * (2 if gate else 1)
     out: list[Triple] = [
         (a + "q_proj.weight", dt, (q_rows, h)),
         (a + "k_proj.weight", dt, (kv * hd, h)),
@@ -227,7 +235,8 @@ def _attention(
             (a + "k_proj.bias", dt, (kv * hd,)),
             (a + "v_proj.bias", dt, (kv * vd,)),
         ]
-    if bias and (arch.attention_o_bias or (cfg.get("attention_bias") is True and not arch.qkv_bias)):
+    o_bias = arch.o_bias_follows_attention_bias and cfg.get("attention_bias") is True and not arch.qkv_bias
+    if bias and (arch.attention_o_bias or o_bias):
         out.append((a + "o_proj.bias", dt, (h,)))
     norm = _qk_norm(cfg, arch)
     if norm == "head":
@@ -353,7 +362,9 @@ def mamba_shape(cfg: ArchConfig) -> MambaShape:
         channels = cfg.number("mamba_d_ssm", default=0) or heads * head_dim or expand * h
         groups = cfg.number("n_groups", "mamba_n_groups", default=1) or 1
         return MambaShape(2, channels, state, heads, groups, kernel, 0)
-    channels = cfg.number("mamba_d_inner", default=0) or expand * h
+    # a pure Mamba-1 model (no attention heads) names its inner width intermediate_size
+    inner = cfg.number("intermediate_size", default=0) if not cfg.num_heads else 0
+    channels = cfg.number("mamba_d_inner", default=0) or inner or expand * h
     dt_rank = rank if isinstance(rank, int) and rank > 0 else math.ceil(h / 16)
     return MambaShape(1, channels, state, 0, 1, kernel, dt_rank)
 
@@ -440,14 +451,14 @@ def _mlp(
         return _dense(m, h, dense_intermediate(cfg), dt, gated, bias)
     experts = cfg.num_experts or 0
     inter = (
-        cfg.number("moe_intermediate_size", "expert_intermediate_size", default=0)
+        cfg.number("moe_intermediate_size", "expert_intermediate_size", "ffn_hidden_size", default=0)
         or cfg.number("intermediate_size", default=0)
         or 0
     )
     latent = cfg.number("moe_latent_size")
     eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
     out: list[Triple] = [(m + "gate.weight", dt, (experts, h))]
-    router_bias = arch.router_bias or cfg.get("use_routing_bias", "moe_router_enable_expert_bias") is True
+    router_bias = cfg.get("use_routing_bias", "moe_router_enable_expert_bias") is True or arch.router_bias
     if cfg.get("topk_method") == "noaux_tc" or (router_bias and not arch.expert_bias):
         out.append((m + "gate.e_score_correction_bias", "F32", (experts,)))
     if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias
@@ -477,12 +488,73 @@ def _mlp(
     return out
 
 
-def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
+_CLIP_KINDS = frozenset({"", "clip_vision_model", "siglip_vision_model", "siglip"})
+
+
+def vision_kind(cfg: ArchConfig) -> str | None:
+    """Which of the modelled vision towers the config describes; None when it has none we model."""
     v = cfg.vision
     if not v:
+        return None
+    if isinstance(v.get("vt_hidden_size"), int):
+        return "moonvit"
+    if isinstance(v.get("vision_output_dim"), int) and v.get("pixel_shuffle_ratio"):
+        return "llama4"
+    if isinstance(v.get("depth"), int) and isinstance(v.get("hidden_size"), int):
+        return "qwen-vl"
+    kind = str(v.get("model_type") or "")
+    if kind in _CLIP_KINDS and all(
+        isinstance(v.get(k), int) for k in ("num_hidden_layers", "hidden_size", "intermediate_size")
+    ):
+        return "clip"
+    return None
+
+
+def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
+    v = cfg.vision
+    kind = vision_kind(cfg)
+    if not v or kind is None:
         return []
     dt = "BF16"
-    if isinstance(v.get("vt_hidden_size"), int):
+    if kind == "llama4":
+        # Llama 4: CLIP-like blocks, a linear patch embedding, a pixel-shuffle adapter MLP, one projector
+        d, mlp, depth = (
+            v["hidden_size"],
+            v.get("intermediate_size") or 4 * v["hidden_size"],
+            v.get("num_hidden_layers") or 0,
+        )
+        patch, channels = v.get("patch_size") or 14, v.get("num_channels") or 3
+        positions = ((v.get("image_size") or 448) // patch) ** 2 + 1
+        e = "vision_model."
+        out: list[Triple] = [
+            (e + "patch_embedding.linear.weight", dt, (d, channels * patch * patch)),
+            (e + "class_embedding", dt, (d,)),
+            (e + "positional_embedding_vlm", dt, (positions, d)),
+        ]
+        out += [(e + f"layernorm_{w}.{p}", dt, (d,)) for w in ("pre", "post") for p in ("weight", "bias")]
+        for i in range(depth):
+            b = f"{e}model.layers.{i}."
+            for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+                out += [
+                    (b + f"self_attn.{proj}.weight", dt, (d, d)),
+                    (b + f"self_attn.{proj}.bias", dt, (d,)),
+                ]
+            out += [
+                (b + "mlp.fc1.weight", dt, (mlp, d)),
+                (b + "mlp.fc1.bias", dt, (mlp,)),
+                (b + "mlp.fc2.weight", dt, (d, mlp)),
+                (b + "mlp.fc2.bias", dt, (d,)),
+            ]
+            for norm in ("input_layernorm", "post_attention_layernorm"):
+                out += [(b + f"{norm}.weight", dt, (d,)), (b + f"{norm}.bias", dt, (d,))]
+        p_in, p_out = v.get("projector_input_dim") or mlp, v.get("projector_output_dim") or mlp
+        out += [
+            (e + "vision_adapter.mlp.fc1.weight", dt, (p_in, mlp)),
+            (e + "vision_adapter.mlp.fc2.weight", dt, (p_out, p_in)),
+            ("multi_modal_projector.linear_1.weight", dt, (text_hidden, v["vision_output_dim"])),
+        ]
+        return out
+    if kind == "moonvit":
         d, mlp = v["vt_hidden_size"], v.get("vt_intermediate_size") or 4 * v["vt_hidden_size"]
         blocks = v.get("vt_num_hidden_layers") or 0
         bias = bool(v.get("linear_bias"))
@@ -527,7 +599,7 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
             ("mm_projector.proj.2.bias", dt, (th,)),
         ]
         return out
-    if isinstance(v.get("depth"), int) and isinstance(v.get("hidden_size"), int):
+    if kind == "qwen-vl":
         # Qwen-VL towers. Qwen2-VL: width embed_dim, hidden_size is the output; Qwen2.5-VL: SwiGLU MLP
         # and RMSNorm (hidden_act silu); Qwen3-VL: learned positions, deepstack mergers.
         d = v.get("embed_dim") or v["hidden_size"]
@@ -584,7 +656,7 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
                 (prefix + "linear_fc2.bias", dt, (out_h,)),
             ]
         return out
-    if all(isinstance(v.get(k), int) for k in ("num_hidden_layers", "hidden_size", "intermediate_size")):
+    if kind == "clip":
         # CLIP / SigLIP-style ViT: biased q, k, v, o and fc1, fc2; layer norms with bias; learned positions
         d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
         patch, channels = v.get("patch_size") or 14, v.get("num_channels") or v.get("in_channels") or 3
@@ -612,5 +684,10 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
             ]
             for norm in ("layer_norm1", "layer_norm2"):
                 out += [(b + f"{norm}.weight", dt, (d,)), (b + f"{norm}.bias", dt, (d,))]
+        if isinstance(cfg.raw.get("mm_tokens_per_image"), int):  # Gemma 3: a norm and one projection
+            out += [
+                ("multi_modal_projector.mm_input_projection_weight", dt, (d, text_hidden)),
+                ("multi_modal_projector.mm_soft_emb_norm.weight", dt, (d,)),
+            ]
         return out
     return []

@@ -142,6 +142,8 @@ def layer_types(cfg: ArchConfig, n: int) -> list[str] | None:
 def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | None], list[bool]]:
     full = full_kind(cfg)
     window = cfg.number("sliding_window", "attention_window", "sliding_window_size")
+    if window and cfg.max_context and window >= cfg.max_context:
+        window = None  # a window as long as the context (Phi-3.5's 262,144) caps nothing
     chunk = cfg.number("attention_chunk_size")
     kinds = [full] * n
     windows: list[int | None] = [None] * n

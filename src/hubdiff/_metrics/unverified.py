@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from .config import ArchConfig
-from .estimate import ARCHITECTURE_FACTS
+from .config import BLOCK_PARTS, ArchConfig
+from .estimate import ARCHITECTURE_FACTS, vision_kind
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
 
 _SHAPE_WORDS = re.compile(
@@ -24,6 +24,10 @@ _SHAPE_WORDS = re.compile(
     r"period|offset|top_?k|chunk|lora|expand|state|^num_|^n_|_num_|configs?$|interval|mult|width|depth|"
     r"sinks?|share|latent|compress|index|mtp|nextn|vocab|gate|bias|norm)",
     re.IGNORECASE,
+)
+# Names of scalar constants (scales, epsilons, init ranges), which size nothing whatever they are called
+_SCALAR = re.compile(
+    r"_(alpha|beta|eps|epsilon|scale|scaling|factor|coef|theta|multiplier|dropout|std|range|temperature)$"
 )
 # Keys that match the words above but change no shape, no cache and no count of active parameters.
 _IRRELEVANT = frozenset(
@@ -102,6 +106,8 @@ _IRRELEVANT = frozenset(
         "layernorm_epsilon",
         "rotary_dim",
         "swa_rope_theta",
+        "rope_local_base_freq",
+        "norm_head",  # the head's rows normalised at run time: no parameter more
         "intermediate_size",  # the dense MLP's width; sizes nothing in a model without dense layers
         # generic PretrainedConfig fields that a to_dict() dump writes into every config
         "chunk_size_feed_forward",
@@ -168,14 +174,22 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
             if resolved is None:
                 reasons.append(f"{key} is null")
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT
-    for key, value in raw.items():
-        if value is None or key in understood or not _SHAPE_WORDS.search(key):
+    parts = [raw.get(k) for k in BLOCK_PARTS]
+    flat = dict(raw)
+    for part in parts:
+        if isinstance(part, dict):
+            flat.update(part)
+    for key, value in flat.items():
+        if value is None or key in understood or _SCALAR.search(key) or not _SHAPE_WORDS.search(key):
             continue
         if key.endswith("_config") and isinstance(value, dict) and key != "linear_attn_config":
             continue  # nested configs are reported below
-        if isinstance(value, bool) and value is False:
-            continue  # a feature switched off changes nothing
+        if value is False or value == 0 or key.startswith("_"):
+            continue  # a feature switched off (or a private bookkeeping key) changes nothing
         reasons.append(f"{key} not understood")
+    if cfg.vision and vision_kind(cfg) is None:
+        kind = cfg.vision.get("model_type") or "of this kind"
+        reasons.append(f"vision tower {kind} not modelled: not counted")
     mtp_pattern = raw.get("mtp_hybrid_override_pattern")
     if mtp_pattern is not None and mtp_pattern != "*E":
         reasons.append(
