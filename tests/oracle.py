@@ -162,6 +162,8 @@ def inventory(config: dict[str, Any], names: str = "checkpoint") -> Inventory:
             None, None, f"no transformers class for {architectures}", time.perf_counter() - start
         )
     try:
+        # transformers' no_init_weights() would save a few seconds of Python but also skips tying the
+        # head to the embedding (Gemma, Llama-3.2-1B...), so the random init runs (on meta it allocates nothing)
         with _quiet(), torch.device("meta"):
             model = cls(cfg_obj)
     except Exception as exc:
