@@ -119,6 +119,12 @@ def _model_class(config: Any, architectures: list[str]) -> type | None:
     return None
 
 
+def _one_line(exc: Exception, limit: int = 300) -> str:
+    """An exception as one report line (validation errors span several)."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def build_config(config: dict[str, Any]) -> tuple[Any | None, str]:
     """transformers' configuration object for a raw config.json, or None and the reason."""
     from transformers import AutoConfig
@@ -135,7 +141,7 @@ def build_config(config: dict[str, Any]) -> tuple[Any | None, str]:
         with _quiet():
             return AutoConfig.for_model(model_type, **raw), ""
     except Exception as exc:  # a config transformers rejects is reported, not a crash of the suite
-        return None, f"transformers rejects the config: {type(exc).__name__}: {exc}"
+        return None, f"transformers rejects the config: {_one_line(exc)}"
 
 
 def _checkpoint_names(model: Any) -> Callable[[str], str]:
@@ -204,7 +210,7 @@ def inventory(config: dict[str, Any], names: str = "checkpoint") -> Inventory:
         return Inventory(
             None,
             cls.__name__,
-            f"{cls.__name__} fails on this config: {type(exc).__name__}: {exc}",
+            f"{cls.__name__} fails on this config: {_one_line(exc)}",
             time.perf_counter() - start,
         )
     return Inventory(_inventory(model, names), cls.__name__, "", time.perf_counter() - start)
