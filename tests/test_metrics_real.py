@@ -461,3 +461,111 @@ def test_jamba_style_mamba1_hybrid():
     d_inner = 2 * 4096
     assert m.kv.state_bytes_per_sequence == 7 * (d_inner * 16 * 2 + (4 - 1) * d_inner * 2)
     assert m.kv.bytes_per_token == 2 * 8 * 128 * 2
+
+
+def _tiny_qwen3_next(gated_q_rows: int) -> tuple[dict, list]:
+    """Two layers of a Qwen3-Next-style model, as its checkpoint stores them (q_proj rows given)."""
+    h, heads, kv, hd = 2048, 16, 2, 256
+    cfg = {
+        "model_type": "qwen3_next",
+        "hidden_size": h,
+        "num_hidden_layers": 1,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "head_dim": hd,
+        "vocab_size": 1000,
+        "intermediate_size": 512,
+        "num_experts": 0,
+        "layer_types": ["full_attention"],
+        "tie_word_embeddings": False,
+    }
+    a = "model.layers.0.self_attn."
+    tensors = [
+        ("model.embed_tokens.weight", "BF16", (1000, h)),
+        ("lm_head.weight", "BF16", (1000, h)),
+        ("model.norm.weight", "BF16", (h,)),
+        ("model.layers.0.input_layernorm.weight", "BF16", (h,)),
+        ("model.layers.0.post_attention_layernorm.weight", "BF16", (h,)),
+        (a + "q_proj.weight", "BF16", (gated_q_rows, h)),
+        (a + "k_proj.weight", "BF16", (kv * hd, h)),
+        (a + "v_proj.weight", "BF16", (kv * hd, h)),
+        (a + "o_proj.weight", "BF16", (h, heads * hd)),
+        (a + "q_norm.weight", "BF16", (hd,)),
+        (a + "k_norm.weight", "BF16", (hd,)),
+        ("model.layers.0.mlp.gate_proj.weight", "BF16", (512, h)),
+        ("model.layers.0.mlp.up_proj.weight", "BF16", (512, h)),
+        ("model.layers.0.mlp.down_proj.weight", "BF16", (h, 512)),
+    ]
+    return cfg, tensors
+
+
+def test_output_gated_attention_is_no_false_alarm_and_a_missing_gate_is_loud(tmp_path):
+    # Qwen3-Next's q_proj writes the query and a per-channel output gate: 2 x 16 heads x 256 = 8,192 rows
+    for rows, alarm in ((2 * 16 * 256, False), (16 * 256, True)):
+        cfg, tensors = _tiny_qwen3_next(rows)
+        folder = tmp_path / str(rows)
+        write_checkpoint(folder, CommitSpec({"config.json": json.dumps(cfg).encode()}, tensors))
+        m = compute_metrics(load_local(str(folder)))
+        subjects = {c.subject for c in m.checks}
+        assert ("attention parameters" in subjects) is alarm, m.checks
+        if alarm:  # 16 x 256 rows x 2,048 columns of gate are missing: 8,388,608 parameters
+            check = next(c for c in m.checks if c.subject == "attention parameters")
+            assert (
+                int(check.config_value.replace(",", "")) - int(check.tensor_value.replace(",", ""))
+                == 4096 * 2048
+            )
+
+
+def _glm4v_vision(block_mlp: int) -> tuple[dict, list]:
+    """A GLM-4.1V-style vision tower of one block: intermediate_size sizes the merger, not the blocks."""
+    d, out_h, context, patch = 1536, 4096, 13696, 14
+    vision = {
+        "model_type": "glm4v_vision",
+        "depth": 1,
+        "hidden_size": d,
+        "out_hidden_size": out_h,
+        "intermediate_size": context,
+        "patch_size": patch,
+        "temporal_patch_size": 2,
+        "spatial_merge_size": 2,
+        "image_size": 336,
+        "in_channels": 3,
+    }
+    e = "model.visual."
+    tensors = [
+        (e + "patch_embed.proj.weight", "BF16", (d, 3, 2, patch, patch)),
+        (e + "patch_embed.proj.bias", "BF16", (d,)),
+        (e + "embeddings.position_embedding.weight", "BF16", ((336 // patch) ** 2, d)),
+        (e + "post_conv_layernorm.weight", "BF16", (d,)),
+        (e + "post_layernorm.weight", "BF16", (d,)),
+        (e + "downsample.weight", "BF16", (out_h, d, 2, 2)),
+        (e + "downsample.bias", "BF16", (out_h,)),
+        (e + "merger.proj.weight", "BF16", (out_h, out_h)),
+        (e + "merger.post_projection_norm.weight", "BF16", (out_h,)),
+        (e + "merger.post_projection_norm.bias", "BF16", (out_h,)),
+        (e + "merger.gate_proj.weight", "BF16", (context, out_h)),
+        (e + "merger.up_proj.weight", "BF16", (context, out_h)),
+        (e + "merger.down_proj.weight", "BF16", (out_h, context)),
+        (e + "blocks.0.norm1.weight", "BF16", (d,)),
+        (e + "blocks.0.norm2.weight", "BF16", (d,)),
+        (e + "blocks.0.attn.qkv.weight", "BF16", (3 * d, d)),
+        (e + "blocks.0.attn.proj.weight", "BF16", (d, d)),
+        (e + "blocks.0.mlp.gate_proj.weight", "BF16", (block_mlp, d)),
+        (e + "blocks.0.mlp.up_proj.weight", "BF16", (block_mlp, d)),
+        (e + "blocks.0.mlp.down_proj.weight", "BF16", (d, block_mlp)),
+    ]
+    text = {"hidden_size": 4096, "num_hidden_layers": 0, "num_attention_heads": 32, "vocab_size": 8}
+    cfg = {"model_type": "glm4v", "text_config": text, "vision_config": vision, "tie_word_embeddings": True}
+    return cfg, [*tensors, ("model.language_model.embed_tokens.weight", "BF16", (8, 4096))]
+
+
+def test_merger_sized_vision_config_is_no_false_alarm_and_a_wrong_block_is_loud(tmp_path):
+    # the blocks' MLP is out_hidden_size (4,096) wide; a tower whose blocks were 13,696 wide would differ
+    for block_mlp, alarm in ((4096, False), (13696, True)):
+        cfg, tensors = _glm4v_vision(block_mlp)
+        folder = tmp_path / str(block_mlp)
+        write_checkpoint(folder, CommitSpec({"config.json": json.dumps(cfg).encode()}, tensors))
+        m = compute_metrics(load_local(str(folder)))
+        subjects = {c.subject for c in m.checks}
+        assert ("vision_tower parameters" in subjects) is alarm, m.checks
+        assert not any("vision" in reason for reason in m.unverified)

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from ._compare.claims import Claim, ClaimError, validate
-from ._metrics import FIGURE_UNITS, Metrics, MetricsOptions
+from ._metrics import CONFIG_READERS, FIGURE_UNITS, Metrics, MetricsOptions
 from ._metrics.kv import KV_DTYPE_BYTES, PROFILES
 from ._source.cache import atomic_write_text
 from .errors import BaselineError
@@ -42,7 +42,7 @@ _REPO_KEYS = {
     "notes",
     "config_keys",
 }
-_OPTION_KEYS = {"profile", "kv_dtype", "context", "count_mtp", "indexer_pooling"}
+_OPTION_KEYS = {"profile", "kv_dtype", "context", "count_mtp", "indexer_pooling", "config_reader"}
 
 
 @dataclass(frozen=True)
@@ -246,6 +246,8 @@ def _options(raw: Any, fail: Any) -> MetricsOptions:
         raise fail(["context"], "must be a positive whole number of tokens")
     if "indexer_pooling" in raw and raw["indexer_pooling"] not in ("auto", "stored", "scan"):
         raise fail(["indexer_pooling"], "must be auto, stored or scan")
+    if "config_reader" in raw and raw["config_reader"] not in CONFIG_READERS:
+        raise fail(["config_reader"], f"must be one of {', '.join(CONFIG_READERS)}")
     values = {k: (str(v).lower() if k == "kv_dtype" else v) for k, v in raw.items()}
     return MetricsOptions(**values)  # type: ignore[arg-type]  # keys and types checked just above
 

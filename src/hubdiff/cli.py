@@ -97,6 +97,13 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
         help="whether index_kpool shrinks the stored indexer keys or only the scan "
         "(auto: as index_kpool_compress says)",
     )
+    p.add_argument(
+        "--config-reader",
+        default="auto",
+        choices=["auto", "keys"],
+        help="auto: transformers' configuration classes first, hubdiff's key readers where they do not "
+        "know the model_type; keys: hubdiff's key readers only",
+    )
 
 
 def _options_from(args: argparse.Namespace, config_only: bool = False) -> MetricsOptions:
@@ -110,6 +117,7 @@ def _options_from(args: argparse.Namespace, config_only: bool = False) -> Metric
         count_mtp=args.count_mtp,
         indexer_pooling=args.indexer_pooling,
         config_only=config_only,
+        config_reader=args.config_reader,
     )
 
 

@@ -210,6 +210,9 @@ class ArchConfig:
     @property
     def num_layers(self) -> int:
         n = self.number("num_hidden_layers", "n_layer", "num_layers", "n_layers", default=0) or 0
+        if not n:  # some configs give the layers only as their per-layer list (Nemotron 3 Ultra)
+            types = self.get("layers_block_type", "layer_types")
+            n = len(types) if isinstance(types, list) else 0
         return n if 0 <= n <= MAX_LAYERS else 0
 
     @property

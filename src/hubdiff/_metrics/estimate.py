@@ -75,9 +75,24 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True, attention_o_bias=True),
     "nemotron": ArchitectureFacts(gated_mlp=False),
+    "glm4": ArchitectureFacts(norms_per_layer=4, o_bias_follows_attention_bias=False),
+    "glm4v_text": ArchitectureFacts(qkv_bias=True, norms_per_layer=4),
     "nemotron_h": ArchitectureFacts(gated_mlp=False),
     "starcoder2": ArchitectureFacts(gated_mlp=False),
 }
+# multimodal releases name the outer model; their text model's facts apply (read without transformers)
+for _outer, _text in (
+    ("qwen2_vl", "qwen2_vl_text"),
+    ("qwen2_5_vl", "qwen2_5_vl_text"),
+    ("qwen3_vl", "qwen3_vl_text"),
+    ("qwen3_vl_moe", "qwen3_vl_moe_text"),
+    ("qwen3_5", "qwen3_5_text"),
+    ("qwen3_5_moe", "qwen3_5_moe_text"),
+    ("gemma3", "gemma3_text"),
+    ("llama4", "llama4_text"),
+    ("glm4v", "glm4v_text"),
+):
+    ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 _COMMON = ArchitectureFacts()
 _NON_GATED_ACTS = frozenset({"relu2", "relu_squared", "squared_relu"})
 
@@ -500,6 +515,8 @@ def vision_kind(cfg: ArchConfig) -> str | None:
         return "moonvit"
     if isinstance(v.get("vision_output_dim"), int) and v.get("pixel_shuffle_ratio"):
         return "llama4"
+    if str(v.get("model_type") or "").startswith("glm4v") and isinstance(v.get("out_hidden_size"), int):
+        return "glm4v"
     if isinstance(v.get("depth"), int) and isinstance(v.get("hidden_size"), int):
         return "qwen-vl"
     kind = str(v.get("model_type") or "")
@@ -553,6 +570,50 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
             (e + "vision_adapter.mlp.fc2.weight", dt, (p_out, p_in)),
             ("multi_modal_projector.linear_1.weight", dt, (text_hidden, v["vision_output_dim"])),
         ]
+        return out
+    if kind == "glm4v":
+        # GLM-4.xV: the blocks' MLP is out_hidden_size wide; intermediate_size is the merger's
+        d, out_h, depth = v["hidden_size"], v["out_hidden_size"], v.get("depth") or 0
+        patch, temporal, channels = (
+            v.get("patch_size") or 14,
+            v.get("temporal_patch_size") or 2,
+            v.get("in_channels") or 3,
+        )
+        merge, context = v.get("spatial_merge_size") or 2, v.get("intermediate_size") or 4 * out_h
+        bias = v.get("attention_bias") is True
+        e = "model.visual."
+        out = [
+            (e + "patch_embed.proj.weight", dt, (d, channels, temporal, patch, patch)),
+            (e + "patch_embed.proj.bias", dt, (d,)),
+            (
+                e + "embeddings.position_embedding.weight",
+                dt,
+                (((v.get("image_size") or 336) // patch) ** 2, d),
+            ),
+            (e + "post_conv_layernorm.weight", dt, (d,)),
+            (e + "post_layernorm.weight", dt, (d,)),
+            (e + "downsample.weight", dt, (out_h, d, merge, merge)),
+            (e + "downsample.bias", dt, (out_h,)),
+            (e + "merger.proj.weight", dt, (out_h, out_h)),
+            (e + "merger.post_projection_norm.weight", dt, (out_h,)),
+            (e + "merger.post_projection_norm.bias", dt, (out_h,)),
+            (e + "merger.gate_proj.weight", dt, (context, out_h)),
+            (e + "merger.up_proj.weight", dt, (context, out_h)),
+            (e + "merger.down_proj.weight", dt, (out_h, context)),
+        ]
+        for i in range(depth):
+            b = f"{e}blocks.{i}."
+            out += [
+                (b + "norm1.weight", dt, (d,)),
+                (b + "norm2.weight", dt, (d,)),
+                (b + "attn.qkv.weight", dt, (3 * d, d)),
+                (b + "attn.proj.weight", dt, (d, d)),
+                (b + "mlp.gate_proj.weight", dt, (out_h, d)),
+                (b + "mlp.up_proj.weight", dt, (out_h, d)),
+                (b + "mlp.down_proj.weight", dt, (d, out_h)),
+            ]
+            if bias:
+                out.append((b + "attn.qkv.bias", dt, (3 * d,)))
         return out
     if kind == "moonvit":
         d, mlp = v["vt_hidden_size"], v.get("vt_intermediate_size") or 4 * v["vt_hidden_size"]

@@ -27,7 +27,7 @@ _SHAPE_WORDS = re.compile(
 )
 # Names of scalar constants (scales, epsilons, init ranges), which size nothing whatever they are called
 _SCALAR = re.compile(
-    r"_(alpha|beta|eps|epsilon|scale|scaling|factor|coef|theta|multiplier|dropout|std|range|temperature)$"
+    r"_(alpha|beta|eps|epsilon|scale|scaling|factor|coef|theta|multiplier|dropout|std|range|temperature|iters)$"
 )
 # Keys that match the words above but change no shape, no cache and no count of active parameters.
 _IRRELEVANT = frozenset(
@@ -107,6 +107,13 @@ _IRRELEVANT = frozenset(
         "rotary_dim",
         "swa_rope_theta",
         "rope_local_base_freq",
+        "index_kpool_always_select_tail",  # which pooled keys are scanned, not what is stored
+        "index_share_for_mtp_iteration",  # whether MTP steps reuse indexer results
+        "indexer_rope_interleave",
+        "moe_router_dtype",  # the router's compute dtype
+        "moe_renormalize",
+        "use_grouped_topk",
+        "qk_head_dim",  # qk_nope_head_dim + qk_rope_head_dim, both read
         "norm_head",  # the head's rows normalised at run time: no parameter more
         "intermediate_size",  # the dense MLP's width; sizes nothing in a model without dense layers
         # generic PretrainedConfig fields that a to_dict() dump writes into every config
@@ -150,6 +157,9 @@ _NULL_MEANS_NONE = frozenset(
 )
 
 
+MAX_REASONS = 12
+
+
 def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, ...]:
     """Call after every figure is computed: which keys were read is known only then."""
     reasons: list[str] = []
@@ -167,6 +177,12 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons.append("no layer count in the config")
     if not cfg.hidden_size:
         reasons.append("no hidden size in the config")
+    if not cfg.vocab_size:
+        reasons.append("no vocabulary size in the config")
+    if not cfg.num_heads and any(x.attention not in ("mamba", "none") for x in layers):
+        reasons.append("no attention head count in the config")
+    if not cfg.via_transformers:
+        reasons += _guesses_of_the_key_reader(cfg)
     nulls_explained = {"num_key_value_heads", "intermediate_size"} if blocks is not None else set()
     for key, value in raw.items():
         if value is None and key in cfg.read_keys and key not in nulls_explained | _NULL_MEANS_NONE:
@@ -198,7 +214,34 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     for key in ("audio_config", "speech_config", "audio_tower_config", "sound_config"):
         if isinstance(cfg.raw.get(key), dict):
             reasons.append(f"{key}: the audio tower is not counted")
+    # key names come from the Hub: bounded in length and number, so a hostile config cannot flood a report
+    reasons = [r if len(r) <= 160 else r[:157] + "..." for r in reasons]
+    if len(reasons) > MAX_REASONS:
+        reasons = [
+            *reasons[: MAX_REASONS - 1],
+            f"and {len(reasons) - MAX_REASONS + 1} more keys not understood",
+        ]
     return tuple(reasons)
+
+
+def _guesses_of_the_key_reader(cfg: ArchConfig) -> list[str]:
+    """What hubdiff's own readers assume where transformers' classes would know the architecture's
+    default: said, so that a figure read without transformers is never more confident than it is."""
+    out = []
+    raw, text = cfg.raw, cfg.raw_text
+    if "tie_word_embeddings" not in raw and "tie_word_embeddings" not in text:
+        out.append("tie_word_embeddings not in the config: the output head is taken as separate")
+    patterns = ("layer_types", "layers_block_type", "sliding_window_pattern", "use_sliding_window")
+    if (
+        cfg.number("sliding_window")
+        and not any(k in text for k in patterns)
+        and not cfg.get("hybrid_layer_pattern")
+    ):
+        out.append("sliding_window with no layer pattern: every layer taken as sliding")
+    chunk_keys = ("no_rope_layers", "layer_types", "hybrid_layer_pattern")
+    if cfg.number("attention_chunk_size") and not any(k in text for k in chunk_keys):
+        out.append("attention_chunk_size with no no_rope_layers: every layer taken as global")
+    return out
 
 
 def architecture_assumption(cfg: ArchConfig) -> str:

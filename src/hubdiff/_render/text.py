@@ -65,6 +65,11 @@ def metrics_text(metrics: Metrics) -> str:
     e = p["experts"]
     basis = "from safetensors headers" if metrics.basis == "headers" else "estimated from config.json"
     lines = [f"{printable(metrics.source)} ({basis})", ""]
+    if metrics.unverified:
+        lines[-1:] = [
+            f"UNVERIFIED: {len(metrics.unverified)} reason(s) below; these figures may be wrong",
+            "",
+        ]
     lines.append(
         f"parameters  {human_count(p['total'])} total, {human_count(p['main'])} without MTP; active per token "
         f"{human_count(p['active'])} ({human_count(p['active_without_embeddings'])} without embeddings, "
@@ -139,7 +144,7 @@ def metrics_text(metrics: Metrics) -> str:
     lines.append("")
     lines.append("assumptions: " + "; ".join([*metrics.assumptions, *kv.assumptions]))
     for reason in metrics.unverified:
-        lines.append(f"unverified: {reason}")
+        lines.append(f"unverified: {printable(reason)}")
     if metrics.checks:
         lines.append("config vs tensors:")
         lines += [f"  - {c}" for c in metrics.checks]

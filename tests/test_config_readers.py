@@ -1,0 +1,78 @@
+"""hubdiff's own config readers against transformers' configuration classes.
+
+transformers reads a config first when it knows the ``model_type``; hubdiff's key readers take over
+when it does not (remote code, a release newer than the installed transformers). For every corpus
+model transformers knows, both readings must agree on the hyperparameters and the layer census, or
+the key reader must say what it was unsure of (``unverified``), so that the fallback stays honest for
+the models only it can read.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from dataclasses import astuple
+
+import pytest
+
+from hubdiff._metrics import Metrics
+
+from .test_corpus import MODELS, cached
+
+
+def _hyperparameters(m: Metrics) -> dict[str, object]:
+    c = m.cfg
+    moe = any(x.mlp == "moe" for x in m.layers)
+    return {
+        "hidden_size": c.hidden_size,
+        "layers": c.num_layers,
+        "heads": c.num_heads,
+        "kv_heads": c.num_kv_heads,
+        # MLA layers size everything from their own keys; head_dim is only meaningful elsewhere
+        "head_dim": None if c.is_mla else c.head_dim,
+        "vocab_size": c.vocab_size,
+        "experts": c.num_experts if moe else None,
+        "experts_per_token": c.experts_per_token if moe else None,
+        "tied_embeddings": c.tied_embeddings,
+    }
+
+
+def _census(m: Metrics) -> list[tuple[object, ...]]:
+    # the window is compared apart: transformers adds the query's own token to MiMo's window
+    return [astuple(x)[:4] + astuple(x)[5:] for x in m.layers]
+
+
+KNOWN_TO_TRANSFORMERS = [m for m in MODELS if cached(m).cfg.via_transformers]
+
+
+def test_transformers_reads_most_of_the_corpus() -> None:
+    assert len(KNOWN_TO_TRANSFORMERS) >= 0.75 * len(MODELS)
+    assert all("config read with transformers" in cached(m).cfg.reader for m in KNOWN_TO_TRANSFORMERS)
+
+
+@pytest.mark.parametrize("model", KNOWN_TO_TRANSFORMERS)
+def test_key_reader_agrees_or_says_it_is_unsure(model: str) -> None:
+    with_transformers, keys_only = cached(model, "auto"), cached(model, "keys")
+    assert "transformers not asked" in keys_only.cfg.reader
+    agree = (
+        _hyperparameters(with_transformers) == _hyperparameters(keys_only)
+        and _census(with_transformers) == _census(keys_only)
+        and with_transformers.params.total == keys_only.params.total
+    )
+    if not agree:
+        assert keys_only.unverified, (
+            f"{model}: the key reader differs from transformers and does not say so\n"
+            f"  transformers: {_hyperparameters(with_transformers)}\n  keys:         {_hyperparameters(keys_only)}"
+        )
+    else:
+        windows = [(a.window, b.window) for a, b in zip(with_transformers.layers, keys_only.layers)]
+        assert all(a == b or (a and b and abs(a - b) <= 1) for a, b in windows), windows
+
+
+def test_snapshot_does_not_import_transformers() -> None:
+    """A snapshot needs no config classes: the 1-2 s import is paid only when metrics are asked for."""
+    code = "import sys, hubdiff.cli, hubdiff.snapshot, hubdiff._source;print('transformers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    assert importlib.util.find_spec("transformers") is not None
