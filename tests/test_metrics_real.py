@@ -409,6 +409,7 @@ def test_chunked_attention_layers_are_capped_at_their_chunk():
 def test_qwen25_vl_style_tower_from_config():
     """Qwen2.5-VL: 32 blocks of 1280 with a biased SwiGLU MLP of 3420 and RMSNorm, merged 2x2 into 8192."""
     cfg = {
+        "model_type": "qwen2_5_vl",
         "text_config": {
             "hidden_size": 8192,
             "num_hidden_layers": 2,
@@ -434,6 +435,11 @@ def test_qwen25_vl_style_tower_from_config():
     assert (
         m.params.by_component["multimodal_projector"] == d + merged * merged + merged + 8192 * merged + 8192
     )
+    assert not any("vision" in reason for reason in m.unverified)
+    # the same tower with no model_type anywhere: which family it is cannot be told, so it is not guessed
+    anonymous = config_only({k: v for k, v in cfg.items() if k != "model_type"})
+    assert "vision_tower" not in anonymous.params.by_component
+    assert any("vision tower" in reason for reason in anonymous.unverified)
 
 
 def test_jamba_style_mamba1_hybrid():

@@ -301,7 +301,7 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
     estimate = count_parameters(synthesize(cfg, layers), cfg, layers)
     _ = (cfg.experts_per_token, cfg.num_shared_experts)  # read by the figures; known as read before the audit
     unverified = unverified_reasons(cfg, layers)
-    if not kv.context_tokens:
+    if not kv.context_tokens and kv.groups:
         unverified += ("no context length in the config (max_position_embeddings): give --context",)
     if options.config_only or not snapshot.tensors:
         assumptions = (

@@ -99,6 +99,7 @@ _ATTN = {
     "attention",
     "self_attention",
     "mixer",
+    "mamba",
     "linear_attn",
     "temporal_block",
     "cross_attn",
@@ -184,7 +185,7 @@ def classify(
     segments = name.split(".")
     segset = set(segments)
     if segset & _PROJECTOR and (
-        segset & _VISION or segments[0] in _PROJECTOR or "multi_modal_projector" in segset
+        segset & _VISION or set(segments[:2]) & _PROJECTOR or "multi_modal_projector" in segset
     ):
         return "multimodal_projector", None
     if segset & _VISION or segments[0] in ("vision", "image"):

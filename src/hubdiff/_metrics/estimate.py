@@ -43,6 +43,9 @@ class ArchitectureFacts:
     o_bias_follows_attention_bias: bool = True  # Llama-style: attention_bias biases all four
     output_gate: bool = False  # q_proj also writes a per-channel output gate (Qwen3-Next)
     weightless_qk_norm: bool = False  # use_qk_norm is an L2 norm without weights (Llama 4)
+    fused_qkv: bool = False  # one qkv_proj (Phi-3)
+    fused_gate_up: bool = False  # one gate_up_proj (Phi-3)
+    split_gdn_proj: bool = False  # Gated DeltaNet's in_proj_qkv / _z / _b / _a stored apart (Qwen3.5)
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=True)
@@ -56,8 +59,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen3": _HEAD_NORM,
     "qwen3_moe": _HEAD_NORM,
     "qwen3_next": ArchitectureFacts(qk_norm="head", output_gate=True),
-    "qwen3_5_text": ArchitectureFacts(qk_norm="head", output_gate=True),
-    "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True),
+    "qwen3_5_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
+    "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
+    "phi3": ArchitectureFacts(fused_qkv=True, fused_gate_up=True),
     "glm4_moe": ArchitectureFacts(router_bias=True, o_bias_follows_attention_bias=False),
     "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
     "qwen3_vl_text": _HEAD_NORM,
@@ -75,9 +79,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True, attention_o_bias=True),
     "nemotron": ArchitectureFacts(gated_mlp=False),
-    "glm4": ArchitectureFacts(norms_per_layer=4, o_bias_follows_attention_bias=False),
-    "glm4v_text": ArchitectureFacts(qkv_bias=True, norms_per_layer=4),
-    "nemotron_h": ArchitectureFacts(gated_mlp=False),
+    "glm4": ArchitectureFacts(norms_per_layer=4, o_bias_follows_attention_bias=False, fused_gate_up=True),
+    "glm4v_text": ArchitectureFacts(qkv_bias=True, norms_per_layer=4, fused_gate_up=True),
+    "nemotron_h": ArchitectureFacts(gated_mlp=False, router_bias=True),
     "starcoder2": ArchitectureFacts(gated_mlp=False),
 }
 # multimodal releases name the outer model; their text model's facts apply (read without transformers)
@@ -205,7 +209,7 @@ def _attention(
     if kind == "kda":
         return _kda(cfg, a, h, dt)
     if kind == "gdn":
-        return _gdn(cfg, p + "linear_attn.", h, dt)
+        return _gdn(cfg, p + "linear_attn.", h, dt, arch.split_gdn_proj)
     if kind == "mamba":
         return _mamba(cfg, p + "mixer.", h, dt)
     if kind == "lightning":
@@ -237,12 +241,15 @@ def _attention(
     # output-gated attention (Qwen3-Next): q_proj also produces a per-channel gate
     gate = cfg.get("attn_output_gate", "use_output_gate") is True or arch.output_gate
     q_rows = heads * hd * (2 if gate else 1)
-    out: list[Triple] = [
-        (a + "q_proj.weight", dt, (q_rows, h)),
-        (a + "k_proj.weight", dt, (kv * hd, h)),
-        (a + "v_proj.weight", dt, (kv * vd, h)),
-        (a + "o_proj.weight", dt, (h, heads * vd)),
-    ]
+    if arch.fused_qkv:
+        out: list[Triple] = [(a + "qkv_proj.weight", dt, (q_rows + kv * (hd + vd), h))]
+    else:
+        out = [
+            (a + "q_proj.weight", dt, (q_rows, h)),
+            (a + "k_proj.weight", dt, (kv * hd, h)),
+            (a + "v_proj.weight", dt, (kv * vd, h)),
+        ]
+    out.append((a + "o_proj.weight", dt, (h, heads * vd)))
     bias = cfg.get("attention_bias", "qkv_bias", "use_qkv_bias") is True
     if bias or arch.qkv_bias:
         out += [
@@ -327,15 +334,26 @@ def _kda(cfg: ArchConfig, a: str, h: int, dt: str) -> list[Triple]:
     return out
 
 
-def _gdn(cfg: ArchConfig, la: str, h: int, dt: str) -> list[Triple]:
+def _gdn(cfg: ArchConfig, la: str, h: int, dt: str, split: bool) -> list[Triple]:
     nv = cfg.number("linear_num_value_heads", default=0) or 0
     nk = cfg.number("linear_num_key_heads", default=nv) or 0
     dk = cfg.number("linear_key_head_dim", default=0) or 0
     dv = cfg.number("linear_value_head_dim", default=0) or 0
     kernel = cfg.number("linear_conv_kernel_dim", default=4) or 4
+    if split:
+        projections: list[Triple] = [
+            (la + "in_proj_qkv.weight", dt, (2 * nk * dk + nv * dv, h)),
+            (la + "in_proj_z.weight", dt, (nv * dv, h)),
+            (la + "in_proj_b.weight", dt, (nv, h)),
+            (la + "in_proj_a.weight", dt, (nv, h)),
+        ]
+    else:
+        projections = [
+            (la + "in_proj_qkvz.weight", dt, (2 * nk * dk + 2 * nv * dv, h)),
+            (la + "in_proj_ba.weight", dt, (2 * nv, h)),
+        ]
     return [
-        (la + "in_proj_qkvz.weight", dt, (2 * nk * dk + 2 * nv * dv, h)),
-        (la + "in_proj_ba.weight", dt, (2 * nv, h)),
+        *projections,
         (la + "conv1d.weight", dt, (2 * nk * dk + nv * dv, 1, kernel)),
         (la + "A_log", "F32", (nv,)),
         (la + "dt_bias", "F32", (nv,)),
@@ -463,7 +481,10 @@ def _mlp(
     if layer.mlp == "none":
         return []
     if layer.mlp == "dense":
-        return _dense(m, h, dense_intermediate(cfg), dt, gated, bias)
+        inter = dense_intermediate(cfg)
+        if arch.fused_gate_up and gated and not bias:
+            return [(m + "gate_up_proj.weight", dt, (2 * inter, h)), (m + "down_proj.weight", dt, (h, inter))]
+        return _dense(m, h, inter, dt, gated, bias)
     experts = cfg.num_experts or 0
     inter = (
         cfg.number("moe_intermediate_size", "expert_intermediate_size", "ffn_hidden_size", default=0)
@@ -515,9 +536,15 @@ def vision_kind(cfg: ArchConfig) -> str | None:
         return "moonvit"
     if isinstance(v.get("vision_output_dim"), int) and v.get("pixel_shuffle_ratio"):
         return "llama4"
-    if str(v.get("model_type") or "").startswith("glm4v") and isinstance(v.get("out_hidden_size"), int):
+    # a vision config without its own model_type belongs to the outer model's
+    family = str(v.get("model_type") or cfg.raw.get("model_type") or "")
+    if family.startswith("glm4v") and isinstance(v.get("out_hidden_size"), int):
         return "glm4v"
-    if isinstance(v.get("depth"), int) and isinstance(v.get("hidden_size"), int):
+    if (
+        family.startswith("qwen")
+        and isinstance(v.get("depth"), int)
+        and isinstance(v.get("hidden_size"), int)
+    ):
         return "qwen-vl"
     kind = str(v.get("model_type") or "")
     if kind in _CLIP_KINDS and all(
@@ -618,8 +645,11 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
     if kind == "moonvit":
         d, mlp = v["vt_hidden_size"], v.get("vt_intermediate_size") or 4 * v["vt_hidden_size"]
         blocks = v.get("vt_num_hidden_layers") or 0
-        bias = bool(v.get("linear_bias"))
-        attn_bias = bool(v.get("attn_bias"))
+        # MoonViT is biased throughout; a config that names none of the switches keeps that default
+        biased = not any(k in v for k in ("linear_bias", "attn_bias", "patch_embed_proj_bias"))
+        bias = bool(v.get("linear_bias", biased))
+        attn_bias = bool(v.get("attn_bias", biased))
+        patch_bias = bool(v.get("patch_embed_proj_bias", biased))
         norm_bias = v.get("norm_type", "layernorm") != "rmsnorm"
         patch, channels = v.get("patch_size") or 14, v.get("in_channels") or 3
         temporal = v.get("temporal_patch_size")
@@ -632,6 +662,8 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
                 (v.get("init_pos_emb_height") or 64, v.get("init_pos_emb_width") or 64, d),
             ),
         ]
+        if patch_bias:
+            out.append(("vision_tower.patch_embed.proj.bias", dt, (d,)))
         for i in range(blocks):
             b = f"vision_tower.encoder.blocks.{i}."
             out += [
@@ -649,10 +681,23 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
             if bias:
                 out += [(b + "mlp.fc0.bias", dt, (mlp,)), (b + "mlp.fc1.bias", dt, (d,))]
         out.append(("vision_tower.encoder.final_layernorm.weight", dt, (d,)))
+        if norm_bias:
+            out.append(("vision_tower.encoder.final_layernorm.bias", dt, (d,)))
         merge = v.get("merge_kernel_size") or [2, 2]
         merged = d * merge[0] * merge[1]
         th = v.get("text_hidden_size") or text_hidden
-        out += [
+        if v.get("mm_projector_type") == "patchmerger":
+            # a LayerNorm over the vision width before merging, then merged -> merged -> text width
+            return [
+                *out,
+                ("mm_projector.pre_norm.weight", dt, (d,)),
+                ("mm_projector.pre_norm.bias", dt, (d,)),
+                ("mm_projector.proj.0.weight", dt, (merged, merged)),
+                ("mm_projector.proj.0.bias", dt, (merged,)),
+                ("mm_projector.proj.2.weight", dt, (th, merged)),
+                ("mm_projector.proj.2.bias", dt, (th,)),
+            ]
+        out += [  # patchmergerv2: an RMSNorm over the merged width, then merged -> text -> text
             ("mm_projector.pre_norm.weight", dt, (merged,)),
             ("mm_projector.proj.0.weight", dt, (th, merged)),
             ("mm_projector.proj.0.bias", dt, (th,)),
