@@ -239,6 +239,8 @@ def compare(
         if a == b and (component in count_only or {_layout(s) for _, s in ta} == {_layout(s) for _, s in tb}):
             continue
         headline = f"{model_id} / {component}: oracle {a:,} vs hubdiff {b:,} parameters ({b - a:+,})"
+        if a == b:
+            headline += ": same count, other tensor shapes (a fused/split or 2-D/3-D layout?)"
         out.append((component, headline, _diff_lines(ta, tb)))
     return out
 
