@@ -106,7 +106,9 @@ def _model_class(config: Any, architectures: list[str]) -> type | None:
     from transformers.models.auto import modeling_auto as auto
 
     for name in architectures:
-        cls = getattr(transformers, name, None) if isinstance(name, str) else None
+        cls = None
+        with contextlib.suppress(Exception):  # a lazy attribute whose module fails to import: fall back
+            cls = getattr(transformers, name, None) if isinstance(name, str) else None
         if isinstance(cls, type):
             return cls
     for mapping in (
