@@ -13,6 +13,7 @@ recorded, so that a key nobody read can be reported instead of silently ignored.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,11 +39,19 @@ _TRANSFORMERS: Any = False  # not tried yet; None when it cannot be imported
 
 
 def _transformers() -> Any:
-    """transformers, imported on first use with its logging quiet (it warns about the missing torch)."""
+    """transformers, imported on first use with its logging quiet (it warns about the missing torch).
+
+    Only its configuration classes are used, and those need no torch; but where torch is installed,
+    importing transformers imports it too (2-4 s more). So unless the process has already imported
+    either, torch is hidden while transformers is imported: ``find_spec`` then reports it absent.
+    """
     global _TRANSFORMERS
     if _TRANSFORMERS is False:
         saved = os.environ.get("TRANSFORMERS_VERBOSITY")
         os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+        hide_torch = "torch" not in sys.modules and "transformers" not in sys.modules
+        if hide_torch:
+            sys.modules["torch"] = None  # type: ignore[assignment]  # import machinery: "not installed"
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -53,6 +62,8 @@ def _transformers() -> Any:
         except Exception:  # not installed, or broken: hubdiff's own readers take over
             _TRANSFORMERS = None
         finally:
+            if hide_torch and sys.modules.get("torch", 0) is None:
+                del sys.modules["torch"]
             if saved is None:
                 os.environ.pop("TRANSFORMERS_VERBOSITY", None)
             else:
