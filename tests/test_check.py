@@ -1,5 +1,6 @@
 """hubdiff check and baselines: claims at their stated precision, validation with file:line, updates."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -162,3 +163,46 @@ def test_init_change_update_cycle_keeps_claims_and_notes(hub, tmp_path):
     assert after["repos"]["org/m"]["sha"] == hub.repos["org/m"].branches["main"]
     assert run("check").returncode == 0
     shutil.rmtree(tmp_path / "c")
+
+
+def test_a_claim_on_an_unverified_figure_says_so(hub, tmp_path):
+    """A config holding a key that may size something hubdiff does not model: the claim may hold, but
+    the check says that it rests on an unverified figure, in text and in markdown."""
+    config = {
+        "model_type": "brand_new_arch",
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 100,
+        "intermediate_size": 128,
+        "max_position_embeddings": 4096,
+        "tie_word_embeddings": False,
+        "num_memory_slots": 16,  # a new key that may size something: not understood
+    }
+    tensors = [("model.embed_tokens.weight", "BF16", (100, 64))]
+    hub.add(RepoSpec("org/new", [CommitSpec({"config.json": json.dumps(config).encode()}, tensors)]))
+    init = hubdiff(
+        "baseline",
+        "init",
+        "org/new",
+        "--family",
+        "new",
+        "--baseline-dir",
+        str(tmp_path),
+        endpoint=hub.endpoint,
+    )
+    assert init.returncode == 0, init.stderr
+    path = tmp_path / "new.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["repos"]["org/new"]["claims"] = {"layers": 2}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    text = hubdiff("check", str(path), "--format", "text", endpoint=hub.endpoint)
+    assert text.returncode == 0, text.stdout + text.stderr
+    expected = "claim   layers: stated 2, measured 2: holds (on an unverified figure: num_memory_slots not understood"
+    assert expected in text.stdout
+    markdown = hubdiff("check", str(path), "--output", str(tmp_path / "r.md"), endpoint=hub.endpoint)
+    assert markdown.returncode == 0, markdown.stderr
+    report = (tmp_path / "r.md").read_text()
+    assert "yes, on an unverified figure" in report
+    assert "**Unverified figures for org/new" in report

@@ -144,3 +144,43 @@ def test_a_baseline_whose_repos_are_gone_is_reported_stale(hub, tmp_path):
     assert run.returncode == 1
     assert "deleted::layout: org/deleted@main could not be read: repository not found" in run.stdout
     assert "stale: " in run.stdout and "every repo of this file is gone" in run.stdout
+
+
+def test_a_claim_on_an_unverified_figure_warns(hub, tmp_path):
+    """The claim holds, so the test passes, but pytest's warnings summary says what it rests on."""
+    import json
+
+    from hubdiff.testing import CommitSpec, RepoSpec
+
+    config = {
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "vocab_size": 100,
+        "max_position_embeddings": 4096,
+        "tie_word_embeddings": False,
+        "num_memory_slots": 16,
+    }
+    tensors = [("model.embed_tokens.weight", "BF16", (100, 64))]
+    hub.add(RepoSpec("org/new", [CommitSpec({"config.json": json.dumps(config).encode()}, tensors)]))
+    (tmp_path / "baselines").mkdir()
+    init = subprocess.run(
+        [sys.executable, "-m", "hubdiff", "baseline", "init", "org/new", "--family", "new"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "cache")},
+        timeout=300,
+    )
+    assert init.returncode == 0, init.stderr
+    path = tmp_path / "baselines" / "new.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["repos"]["org/new"]["claims"] = {"layers": 2}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = pytest_checks(tmp_path, hub.endpoint, "-q")
+    assert result.returncode == 0, result.stdout
+    assert "UnverifiedFigure" in result.stdout
+    assert (
+        "new::layers: holds, but rests on an unverified figure: num_memory_slots not understood"
+        in result.stdout
+    )
