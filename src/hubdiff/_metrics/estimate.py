@@ -524,6 +524,22 @@ def _mlp(
     return out
 
 
+def _vit_block(b: str, d: int, mlp: int, dt: str, o_proj: str, norms: tuple[str, str]) -> list[Triple]:
+    """A CLIP-style vision block: biased q/k/v/o and fc1/fc2, layer norms with bias."""
+    out: list[Triple] = []
+    for proj in ("q_proj", "k_proj", "v_proj", o_proj):
+        out += [(b + f"self_attn.{proj}.weight", dt, (d, d)), (b + f"self_attn.{proj}.bias", dt, (d,))]
+    out += [
+        (b + "mlp.fc1.weight", dt, (mlp, d)),
+        (b + "mlp.fc1.bias", dt, (mlp,)),
+        (b + "mlp.fc2.weight", dt, (d, mlp)),
+        (b + "mlp.fc2.bias", dt, (d,)),
+    ]
+    for norm in norms:
+        out += [(b + f"{norm}.weight", dt, (d,)), (b + f"{norm}.bias", dt, (d,))]
+    return out
+
+
 _CLIP_KINDS = frozenset({"", "clip_vision_model", "siglip_vision_model", "siglip"})
 
 
@@ -577,20 +593,9 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
         ]
         out += [(e + f"layernorm_{w}.{p}", dt, (d,)) for w in ("pre", "post") for p in ("weight", "bias")]
         for i in range(depth):
-            b = f"{e}model.layers.{i}."
-            for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
-                out += [
-                    (b + f"self_attn.{proj}.weight", dt, (d, d)),
-                    (b + f"self_attn.{proj}.bias", dt, (d,)),
-                ]
-            out += [
-                (b + "mlp.fc1.weight", dt, (mlp, d)),
-                (b + "mlp.fc1.bias", dt, (mlp,)),
-                (b + "mlp.fc2.weight", dt, (d, mlp)),
-                (b + "mlp.fc2.bias", dt, (d,)),
-            ]
-            for norm in ("input_layernorm", "post_attention_layernorm"):
-                out += [(b + f"{norm}.weight", dt, (d,)), (b + f"{norm}.bias", dt, (d,))]
+            out += _vit_block(
+                f"{e}model.layers.{i}.", d, mlp, dt, "o_proj", ("input_layernorm", "post_attention_layernorm")
+            )
         p_in, p_out = v.get("projector_input_dim") or mlp, v.get("projector_output_dim") or mlp
         out += [
             (e + "vision_adapter.mlp.fc1.weight", dt, (p_in, mlp)),
@@ -776,20 +781,9 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
             (e + "post_layernorm.bias", dt, (d,)),
         ]
         for i in range(depth):
-            b = f"{e}encoder.layers.{i}."
-            for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
-                out += [
-                    (b + f"self_attn.{proj}.weight", dt, (d, d)),
-                    (b + f"self_attn.{proj}.bias", dt, (d,)),
-                ]
-            out += [
-                (b + "mlp.fc1.weight", dt, (mlp, d)),
-                (b + "mlp.fc1.bias", dt, (mlp,)),
-                (b + "mlp.fc2.weight", dt, (d, mlp)),
-                (b + "mlp.fc2.bias", dt, (d,)),
-            ]
-            for norm in ("layer_norm1", "layer_norm2"):
-                out += [(b + f"{norm}.weight", dt, (d,)), (b + f"{norm}.bias", dt, (d,))]
+            out += _vit_block(
+                f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2")
+            )
         if isinstance(cfg.raw.get("mm_tokens_per_image"), int):  # Gemma 3: a norm and one projection
             out += [
                 ("multi_modal_projector.mm_input_projection_weight", dt, (d, text_hidden)),
