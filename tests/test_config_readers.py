@@ -76,3 +76,17 @@ def test_snapshot_does_not_import_transformers() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert importlib.util.find_spec("transformers") is not None
+
+
+@pytest.mark.parametrize("layers", [10**9, 1e300, -5, 2**70])
+def test_absurd_layer_counts_are_refused_before_anything_is_built(layers: object) -> None:
+    """transformers' classes build per-layer lists; hubdiff refuses such a count before they can."""
+    from hubdiff._metrics import MetricsOptions, compute_metrics
+    from hubdiff.snapshot import Snapshot
+
+    config = {"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": layers, "vocab_size": 10}
+    snapshot = Snapshot("x", "local", "", None, config, None, (), {}, ())
+    m = compute_metrics(snapshot, MetricsOptions(config_only=True))
+    assert m.layers == ()
+    assert "outside 0 to 10,000" in m.cfg.reader
+    assert any("num_hidden_layers" in reason and "refused" in reason for reason in m.unverified)

@@ -111,6 +111,30 @@ def _export(config: Any) -> dict[str, Any]:
     return out
 
 
+LAYER_COUNT_KEYS = (
+    "num_hidden_layers",
+    "num_layers",
+    "n_layer",
+    "n_layers",
+    "num_nextn_predict_layers",
+    "mtp_num_hidden_layers",
+)
+
+
+def absurd_layer_count(raw: dict[str, Any]) -> str | None:
+    nested = [v for k, v in raw.items() if k.endswith("_config") and isinstance(v, dict)]
+    for source in (raw, *nested):
+        for key in LAYER_COUNT_KEYS:
+            value = source.get(key)
+            if (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and not 0 <= value <= MAX_LAYERS
+            ):
+                return f"{key} {value:g} is outside 0 to {MAX_LAYERS:,}"
+    return None
+
+
 def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str] | str:
     """(text config, vision config, reader) through transformers, or why it could not be used."""
     model_type = raw.get("model_type")
@@ -150,6 +174,9 @@ class ArchConfig:
     def read(cls, raw: dict[str, Any], *, use_transformers: bool = True) -> ArchConfig:
         if not use_transformers:
             return cls(raw, reader="read from config keys (transformers not asked)")
+        absurd = absurd_layer_count(raw)
+        if absurd:  # transformers' classes build per-layer lists from these: refused before they can
+            return cls(raw, reader=f"{absurd}: read from config keys")
         got = _with_transformers(raw)
         if isinstance(got, str):
             return cls(raw, reader=got)

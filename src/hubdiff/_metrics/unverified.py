@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .config import BLOCK_PARTS, ArchConfig
+from .config import BLOCK_PARTS, ArchConfig, absurd_layer_count
 from .estimate import ARCHITECTURE_FACTS, vision_kind
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
 
@@ -173,7 +173,10 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     blocks = block_configs(cfg)
     if raw.get("block_configs") is not None and blocks is None:
         reasons.append("block_configs not understood")
-    if cfg.num_layers == 0:
+    absurd = absurd_layer_count(cfg.raw)
+    if absurd:
+        reasons.append(f"{absurd}: refused, no layers counted")
+    elif cfg.num_layers == 0:
         reasons.append("no layer count in the config")
     if not cfg.hidden_size:
         reasons.append("no hidden size in the config")
