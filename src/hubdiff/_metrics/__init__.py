@@ -314,7 +314,8 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
             snapshot.label, "config", cfg, estimate, tuple(layers), kv, (), None, assumptions, unverified
         )
     params = count_parameters(((t.name, t.dtype, t.shape) for t in snapshot.tensors), cfg, layers)
-    checks = tuple(_checks(cfg, layers, params, estimate))
+    # an estimate hubdiff cannot vouch for is no yardstick: only the structural checks then
+    checks = tuple(_checks(cfg, layers, params, estimate if not unverified else None))
     assumptions = (
         cfg.reader,
         "parameters counted from safetensors headers; quantization scales counted apart",
@@ -329,7 +330,7 @@ def _layers_text(layers: set[int]) -> str:
 
 
 def _checks(
-    cfg: ArchConfig, layers: list[LayerInfo], real: ParamReport, estimate: ParamReport
+    cfg: ArchConfig, layers: list[LayerInfo], real: ParamReport, estimate: ParamReport | None
 ) -> list[Check]:
     out: list[Check] = []
     main = [x for x in layers if not x.mtp]
@@ -366,6 +367,8 @@ def _checks(
                     ", ".join(str(r) for r in sorted(real.kv_a_rows)),
                 )
             )
+    if estimate is None:
+        return out
     for component in sorted(set(real.by_component) | set(estimate.by_component)):
         if component in ("mtp", "other"):
             continue
