@@ -90,3 +90,35 @@ def test_absurd_layer_counts_are_refused_before_anything_is_built(layers: object
     assert m.layers == ()
     assert "outside 0 to 10,000" in m.cfg.reader
     assert any("num_hidden_layers" in reason and "refused" in reason for reason in m.unverified)
+
+
+def test_every_architecture_transformers_knows_is_read_alike_or_marked() -> None:
+    """Each configuration class's own defaults, dumped as a config.json would be, read both ways: the
+    key readers must agree with transformers on census, parameters and KV, or name what they guessed.
+    This covers every model_type of the installed transformers, not only the corpus."""
+    import json
+
+    from transformers import CONFIG_MAPPING
+
+    from hubdiff._metrics import MetricsOptions, compute_metrics
+    from hubdiff.snapshot import Snapshot
+
+    silent, read = [], 0
+    for model_type in sorted(CONFIG_MAPPING.keys()):
+        try:
+            raw = json.loads(json.dumps(CONFIG_MAPPING[model_type]().to_dict(), default=str))
+        except Exception:  # a class that cannot build its own defaults: nothing to compare
+            continue
+        snapshot = Snapshot(model_type, "local", "", None, raw, None, (), {}, ())
+        auto = compute_metrics(snapshot, MetricsOptions(config_only=True))
+        keys = compute_metrics(snapshot, MetricsOptions(config_only=True, config_reader="keys"))
+        read += 1
+        same = (
+            _census(auto) == _census(keys)
+            and auto.params.total == keys.params.total
+            and auto.kv.bytes_per_token == keys.kv.bytes_per_token
+        )
+        if not same and not keys.unverified:
+            silent.append(f"{model_type}: {auto.params.total:,} vs {keys.params.total:,} parameters")
+    assert read >= 500
+    assert silent == []

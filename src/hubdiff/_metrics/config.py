@@ -307,6 +307,7 @@ class ArchConfig:
         return self.number(
             "num_experts_per_tok",
             "moe_topk",
+            "moe_k",
             "num_experts_per_token",
             "experts_per_token",
             "moe_top_k",
@@ -315,7 +316,7 @@ class ArchConfig:
 
     @property
     def num_shared_experts(self) -> int:
-        return self.number("n_shared_experts", "num_shared_experts", default=0) or 0
+        return self.number("n_shared_experts", "num_shared_experts", "moe_num_shared_experts", default=0) or 0
 
     @property
     def mtp_layers(self) -> int:

@@ -79,6 +79,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True, attention_o_bias=True),
     "nemotron": ArchitectureFacts(gated_mlp=False),
+    "ernie4_5_moe": ArchitectureFacts(router_bias=True),
     "glm4": ArchitectureFacts(norms_per_layer=4, o_bias_follows_attention_bias=False, fused_gate_up=True),
     "glm4v_text": ArchitectureFacts(qkv_bias=True, norms_per_layer=4, fused_gate_up=True),
     "nemotron_h": ArchitectureFacts(gated_mlp=False, router_bias=True),

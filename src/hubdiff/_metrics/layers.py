@@ -84,6 +84,9 @@ PATTERN_KEYS = (
     "linear_attn_config",
     "hybrid_layer_pattern",
     "cross_attention_layers",
+    "moe_layer_interval",
+    "moe_layer_start_index",
+    "moe_layer_end_index",
 )
 
 
@@ -256,6 +259,13 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     if moe_layers is not None:
         chosen = set(moe_layers)
         return ["moe" if i in chosen else "dense" for i in range(n)]
+    interval = cfg.number("moe_layer_interval")
+    if interval or cfg.number("moe_layer_start_index") is not None:  # ERNIE 4.5
+        start = cfg.number("moe_layer_start_index", default=0) or 0
+        end = cfg.number("moe_layer_end_index", default=-1)
+        last = n - 1 if end is None or end < 0 else end
+        every = interval or 1
+        return ["moe" if (i + 1) % every == 0 and start <= i <= last else "dense" for i in range(n)]
     period = cfg.number("expert_layer_period")
     if period:  # Jamba: every period-th layer from expert_layer_offset is MoE
         offset = cfg.number("expert_layer_offset", default=0) or 0

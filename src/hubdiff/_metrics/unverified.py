@@ -184,6 +184,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons.append("no vocabulary size in the config")
     if not cfg.num_heads and any(x.attention not in ("mamba", "none") for x in layers):
         reasons.append("no attention head count in the config")
+    if any(x.mlp == "moe" for x in layers) and not cfg.experts_per_token:
+        reasons.append("no experts-per-token count in the config: active parameters unknown")
     if not cfg.via_transformers:
         reasons += _guesses_of_the_key_reader(cfg)
     nulls_explained = {"num_key_value_heads", "intermediate_size"} if blocks is not None else set()
