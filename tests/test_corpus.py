@@ -30,6 +30,7 @@ MODELS = sorted(
 EXPECTED_UNVERIFIED = {
     "chatglm3-6b": "multi_query_attention",  # remote code: ChatGLM's own spellings of MQA and biases
     "devstral-small-2-24b-instruct-2512": "pixtral",  # Pixtral vision tower not modelled
+    "qwen2.5-omni-7b-awq": "talker_config",  # thinker's vision and audio towers, talker, token2wav
     "falcon-h1-0.5b-base": "mamba_d_head",  # parallel hybrid with muP multipliers: read as unsure
     "gemma-4-26b-a4b": "global_head_dim",  # Gemma 4: global layers' own heads, an MoE block beside the MLP
     "gemma-4-e2b-it": "num_kv_shared_layers",  # Gemma 4: KV shared across layers, per-layer inputs

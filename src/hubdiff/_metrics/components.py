@@ -241,6 +241,7 @@ def count_parameters(
     by_layer = {info.index: info for info in layers}
     n = cfg.num_layers
     bits = cfg.quant_bits
+    configured_experts = cfg.num_experts or 0
     packed_u8 = cfg.four_bit_uint8_weights
     comp: Counter[str] = Counter()
     by_dtype: Counter[str] = Counter()
@@ -290,6 +291,9 @@ def count_parameters(
                 expert_ids[layer].add(int(follower))
             elif len(shape) >= 3:  # fused [experts, ...] tensors, packed blocks included
                 fused_experts[layer] = shape[0]
+            elif len(shape) == 2 and configured_experts and shape[0] % configured_experts == 0:
+                # experts stacked into one [experts x width, hidden] matrix (DBRX's w1 / v1 / w2)
+                fused_experts[layer] = configured_experts
     for layer in report.routed_by_layer:
         report.experts_by_layer[layer] = len(expert_ids[layer]) or fused_experts.get(layer, 0)
     report.by_component = {c: comp[c] for c in COMPONENTS if comp[c]}

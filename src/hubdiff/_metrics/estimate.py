@@ -43,7 +43,8 @@ class ArchitectureFacts:
     o_bias_follows_attention_bias: bool = True  # Llama-style: attention_bias biases all four
     output_gate: bool = False  # q_proj also writes a per-channel output gate (Qwen3-Next)
     weightless_qk_norm: bool = False  # use_qk_norm is an L2 norm without weights (Llama 4)
-    fused_qkv: bool = False  # one qkv_proj (Phi-3)
+    fused_qkv: bool = False  # one qkv_proj (Phi-3, DBRX)
+    stacked_experts: bool = False  # experts as [experts x width, hidden] matrices (DBRX)
     fused_gate_up: bool = False  # one gate_up_proj (Phi-3)
     split_gdn_proj: bool = False  # Gated DeltaNet's in_proj_qkv / _z / _b / _a stored apart (Qwen3.5)
 
@@ -80,6 +81,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True, attention_o_bias=True),
     "nemotron": ArchitectureFacts(gated_mlp=False),
     "ernie4_5_moe": ArchitectureFacts(router_bias=True),
+    "dbrx": ArchitectureFacts(fused_qkv=True, stacked_experts=True),
     "glm4": ArchitectureFacts(norms_per_layer=4, o_bias_follows_attention_bias=False, fused_gate_up=True),
     "glm4v_text": ArchitectureFacts(qkv_bias=True, norms_per_layer=4, fused_gate_up=True),
     "nemotron_h": ArchitectureFacts(gated_mlp=False, router_bias=True),
@@ -503,10 +505,14 @@ def _mlp(
     if eh != h:  # latent MoE: experts work in a narrower space entered and left by two projections
         out += [(m + "latent_down_proj.weight", dt, (eh, h)), (m + "latent_up_proj.weight", dt, (h, eh))]
     up_rows = (2 if gated else 1) * inter
-    out += [
-        (m + "experts.gate_up_proj", dt, (experts, up_rows, eh)),
-        (m + "experts.down_proj", dt, (experts, eh, inter)),
-    ]
+    if arch.stacked_experts:  # [experts x width, hidden] matrices, one per projection
+        names = ("w1", "v1", "w2") if gated else ("w1", "w2")
+        out += [(m + f"experts.mlp.{n}", dt, (experts * inter, eh)) for n in names]
+    else:
+        out += [
+            (m + "experts.gate_up_proj", dt, (experts, up_rows, eh)),
+            (m + "experts.down_proj", dt, (experts, eh, inter)),
+        ]
     if arch.expert_bias:
         out += [
             (m + "experts.gate_up_proj_bias", dt, (experts, up_rows)),

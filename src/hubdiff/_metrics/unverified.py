@@ -158,6 +158,35 @@ _NULL_MEANS_NONE = frozenset(
 
 
 MAX_REASONS = 12
+# Sub-configs hubdiff reads (or that hold no model); any other one with a model's keys is not counted
+_MODELLED_PARTS = frozenset(
+    {
+        "text_config",
+        "language_config",
+        "llm_config",
+        "vision_config",
+        "visual",
+        "vision_tower_config",
+        "quantization_config",
+        "linear_attn_config",
+        "attn_config",
+        "ffn_config",
+        "rope_scaling",
+        "rope_parameters",
+    }
+)
+_MODEL_KEYS = frozenset(
+    {
+        "hidden_size",
+        "d_model",
+        "num_hidden_layers",
+        "num_layers",
+        "n_layer",
+        "depth",
+        "text_config",
+        "encoder_layers",
+    }
+)
 
 
 def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, ...]:
@@ -216,9 +245,9 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons.append(
             f"mtp_hybrid_override_pattern {mtp_pattern!r} not understood (MTP layers taken as attention + MoE)"
         )
-    for key in ("audio_config", "speech_config", "audio_tower_config", "sound_config"):
-        if isinstance(cfg.raw.get(key), dict):
-            reasons.append(f"{key}: the audio tower is not counted")
+    for key, value in cfg.raw.items():  # an audio tower, a talker, a second model: not counted
+        if key not in _MODELLED_PARTS and isinstance(value, dict) and _MODEL_KEYS & set(value):
+            reasons.append(f"{key}: a further model (audio tower, talker, ...) that is not counted")
     # key names come from the Hub: bounded in length and number, so a hostile config cannot flood a report
     reasons = [r if len(r) <= 160 else r[:157] + "..." for r in reasons]
     if len(reasons) > MAX_REASONS:
