@@ -29,15 +29,12 @@ MODELS = sorted(
 # Models whose configs hold what hubdiff does not model: the reason it must name, and why.
 EXPECTED_UNVERIFIED = {
     "chatglm3-6b": "multi_query_attention",  # remote code: ChatGLM's own spellings of MQA and biases
-    "devstral-small-2-24b-instruct-2512": "pixtral",  # Pixtral vision tower not modelled
     "qwen2.5-omni-7b-awq": "talker_config",  # thinker's vision and audio towers, talker, token2wav
     "falcon-h1-0.5b-base": "mamba_d_head",  # parallel hybrid with muP multipliers: read as unsure
     "gemma-4-26b-a4b": "global_head_dim",  # Gemma 4: global layers' own heads, an MoE block beside the MLP
     "gemma-4-e2b-it": "num_kv_shared_layers",  # Gemma 4: KV shared across layers, per-layer inputs
     "hunyuan-a13b-instruct": "not understood",  # remote code with cross-layer attention sharing
     "lfm2.5-vl-1.6b": "conv",  # LFM2's short-convolution layers
-    "llama-3.2-11b-vision-instruct": "mllama_vision_model",  # tiled vision encoder not modelled
-    "llama-3.2-90b-vision-instruct": "mllama_vision_model",
     "minicpm-v-2_6": "image_size",  # remote code: the vision side is not in a vision_config
     "minicpm3-4b": "dim_model_base",  # remote code, muP scaling keys
     "minimax-m1-80k": "shared_moe_mode",  # MiniMax's shared-expert switches
@@ -63,6 +60,11 @@ KNOWN_DIFFERENCES = {
         "counted; the released tower is 1,408 wide, hence 108.23B against 109B",
     ),
     "nvidia-nemotron-3-super-120b-a12b-fp8": ("total_params", "120.67B without the MTP layer: 120B rounds"),
+    "llama-3.2-11b-vision-instruct": (
+        "total_params",
+        "10,670,220,835 counted, as transformers' MllamaForConditionalGeneration counts (test_oracle.py); "
+        "Meta's 10.6B truncates it",
+    ),
     "deepseek-v2-lite": ("active_params", "2.45B active without the input embedding; 2.4B truncates"),
     "nvidia-nemotron-3-nano-30b-a3b-bf16": (
         "active_params",

@@ -43,6 +43,7 @@ class ArchitectureFacts:
     o_bias_follows_attention_bias: bool = True  # Llama-style: attention_bias biases all four
     output_gate: bool = False  # q_proj also writes a per-channel output gate (Qwen3-Next)
     weightless_qk_norm: bool = False  # use_qk_norm is an L2 norm without weights (Llama 4)
+    extra_embedding_rows: int = 0  # rows beyond vocab_size (mllama's 8 image-control tokens)
     fused_qkv: bool = False  # one qkv_proj (Phi-3, DBRX)
     stacked_experts: bool = False  # experts as [experts x width, hidden] matrices (DBRX)
     fused_gate_up: bool = False  # one gate_up_proj (Phi-3)
@@ -81,6 +82,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True, attention_o_bias=True),
     "nemotron": ArchitectureFacts(gated_mlp=False),
     "ernie4_5_moe": ArchitectureFacts(router_bias=True),
+    "mllama_text_model": ArchitectureFacts(extra_embedding_rows=8),
     "dbrx": ArchitectureFacts(fused_qkv=True, stacked_experts=True),
     "glm4": ArchitectureFacts(norms_per_layer=4, o_bias_follows_attention_bias=False, fused_gate_up=True),
     "glm4v_text": ArchitectureFacts(qkv_bias=True, norms_per_layer=4, fused_gate_up=True),
@@ -98,6 +100,7 @@ for _outer, _text in (
     ("gemma3", "gemma3_text"),
     ("llama4", "llama4_text"),
     ("glm4v", "glm4v_text"),
+    ("mllama", "mllama_text_model"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 _COMMON = ArchitectureFacts()
@@ -130,7 +133,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     h = cfg.hidden_size or 0
     vocab = cfg.vocab_size or 0
     arch, _ = facts(cfg)
-    out: list[Triple] = [("model.embed_tokens.weight", dt, (vocab, h)), ("model.norm.weight", dt, (h,))]
+    out: list[Triple] = [
+        ("model.embed_tokens.weight", dt, (vocab + arch.extra_embedding_rows, h)),
+        ("model.norm.weight", dt, (h,)),
+    ]
     if not cfg.tied_embeddings:
         out.append(("lm_head.weight", dt, (vocab, h)))
     blocks = block_configs(cfg)
@@ -531,6 +537,59 @@ def _mlp(
     return out
 
 
+def _mllama_vision(v: dict, text_hidden: int, dt: str) -> list[Triple]:
+    """Llama 3.2 Vision: tiled ViT with gated tile/position embeddings, a local and a gated global stack,
+    and a projector from the last layer plus the intermediate layers it taps."""
+    d, mlp = v["hidden_size"], v.get("intermediate_size") or 4 * v["hidden_size"]
+    patch, channels = v.get("patch_size") or 14, v.get("num_channels") or 3
+    patches = ((v.get("image_size") or 560) // patch) ** 2 + 1
+    tiles, ratios = v["max_num_tiles"], len(v.get("supported_aspect_ratios") or []) + 1
+    e = "vision_model."
+    out: list[Triple] = [
+        (e + "patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "class_embedding", dt, (d,)),
+        (e + "gated_positional_embedding.embedding", dt, (patches, d)),
+        (e + "gated_positional_embedding.gate", dt, (1,)),
+        (e + "gated_positional_embedding.tile_embedding.weight", dt, (ratios, tiles * patches * d)),
+    ]
+    for where in ("pre", "post"):
+        out += [
+            (e + f"{where}_tile_positional_embedding.embedding.weight", dt, (ratios, tiles * d)),
+            (e + f"{where}_tile_positional_embedding.gate", dt, (1,)),
+            (e + f"layernorm_{where}.weight", dt, (d,)),
+            (e + f"layernorm_{where}.bias", dt, (d,)),
+        ]
+    stacks = (
+        ("transformer", v.get("num_hidden_layers") or 0),
+        ("global_transformer", v.get("num_global_layers") or 0),
+    )
+    for stack, depth in stacks:
+        for i in range(depth):
+            b = f"{e}{stack}.layers.{i}."
+            out += [
+                (b + f"self_attn.{p}.weight", dt, (d, d)) for p in ("q_proj", "k_proj", "v_proj", "o_proj")
+            ]
+            out += [
+                (b + "mlp.fc1.weight", dt, (mlp, d)),
+                (b + "mlp.fc1.bias", dt, (mlp,)),
+                (b + "mlp.fc2.weight", dt, (d, mlp)),
+                (b + "mlp.fc2.bias", dt, (d,)),
+            ]
+            out += [
+                (b + f"{n}.{w}", dt, (d,))
+                for n in ("input_layernorm", "post_attention_layernorm")
+                for w in ("weight", "bias")
+            ]
+            if stack == "global_transformer":
+                out += [(b + "gate_attn", dt, (1,)), (b + "gate_ffn", dt, (1,))]
+    tapped = d * (len(v.get("intermediate_layers_indices") or []) + 1)
+    out += [
+        ("multi_modal_projector.weight", dt, (text_hidden, tapped)),
+        ("multi_modal_projector.bias", dt, (text_hidden,)),
+    ]
+    return out
+
+
 def _vit_block(b: str, d: int, mlp: int, dt: str, o_proj: str, norms: tuple[str, str]) -> list[Triple]:
     """A CLIP-style vision block: biased q/k/v/o and fc1/fc2, layer norms with bias."""
     out: list[Triple] = []
@@ -561,6 +620,10 @@ def vision_kind(cfg: ArchConfig) -> str | None:
         return "llama4"
     # a vision config without its own model_type belongs to the outer model's
     family = str(v.get("model_type") or cfg.raw.get("model_type") or "")
+    if family == "pixtral" and isinstance(v.get("hidden_size"), int):
+        return "pixtral"
+    if family.startswith("mllama") and isinstance(v.get("max_num_tiles"), int):
+        return "mllama"
     if family.startswith("glm4v") and isinstance(v.get("out_hidden_size"), int):
         return "glm4v"
     if (
@@ -609,6 +672,37 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
             (e + "vision_adapter.mlp.fc2.weight", dt, (p_out, p_in)),
             ("multi_modal_projector.linear_1.weight", dt, (text_hidden, v["vision_output_dim"])),
         ]
+        return out
+    if kind == "mllama":
+        return _mllama_vision(v, text_hidden, dt)
+    if kind == "pixtral":
+        # Pixtral: RMS norms, a gated MLP, no biases, 2-D RoPE (no position table); Mistral 3's projector
+        # merges spatial_merge_size² patches, then two linear layers into the text width
+        d, mlp, depth = (
+            v["hidden_size"],
+            v.get("intermediate_size") or 4 * v["hidden_size"],
+            v.get("num_hidden_layers") or 0,
+        )
+        patch, channels = v.get("patch_size") or 14, v.get("num_channels") or 3
+        merge = cfg.raw.get("spatial_merge_size") or 2
+        e = "vision_tower."
+        out = [(e + "patch_conv.weight", dt, (d, channels, patch, patch)), (e + "ln_pre.weight", dt, (d,))]
+        for i in range(depth):
+            b = f"{e}transformer.layers.{i}."
+            out += [
+                (b + f"attention.{p}.weight", dt, (d, d)) for p in ("q_proj", "k_proj", "v_proj", "o_proj")
+            ]
+            out += [(b + "attention_norm.weight", dt, (d,)), (b + "ffn_norm.weight", dt, (d,))]
+            out += _dense(b + "feed_forward.", d, mlp, dt, gated=True)
+        p = "multi_modal_projector."
+        out += [
+            (p + "norm.weight", dt, (d,)),
+            (p + "patch_merger.merging_layer.weight", dt, (d, d * merge * merge)),
+            (p + "linear_1.weight", dt, (text_hidden, d)),
+            (p + "linear_2.weight", dt, (text_hidden, text_hidden)),
+        ]
+        if cfg.raw.get("multimodal_projector_bias") is True:
+            out += [(p + "linear_1.bias", dt, (text_hidden,)), (p + "linear_2.bias", dt, (text_hidden,))]
         return out
     if kind == "glm4v":
         # GLM-4.xV: the blocks' MLP is out_hidden_size wide; intermediate_size is the merger's
