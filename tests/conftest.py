@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 
@@ -13,6 +14,12 @@ os.environ["no_proxy"] = "127.0.0.1,localhost"
 os.environ.pop("HF_TOKEN", None)
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hubdiff-test-hf-home-")
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # a closed port: nothing may fall back to the real Hub
+
+# hubdiff hides torch from transformers (config classes need none; the import costs seconds) unless the
+# process already has it. The meta-device oracle (test_oracle.py) needs transformers to see torch, so a
+# test session imports it first when it is installed.
+with contextlib.suppress(ImportError):
+    import torch  # noqa: F401
 
 from collections.abc import Iterator
 from pathlib import Path
