@@ -18,6 +18,7 @@ from .layout import (
     MAX_INDEX_BYTES,
     LayoutProblem,
     WeightLayout,
+    check_config,
     choose_layout,
     parse_index,
     parse_json_object,
@@ -78,6 +79,7 @@ def read_model(
     try:
         config_file = config_file_of(listing, layout)
         config = parse_json_object(files.read(config_file, MAX_CONFIG_BYTES), config_file, MAX_CONFIG_BYTES)
+        check_config(config, config_file)
         generation_config = None
         if "generation_config.json" in listing:
             raw = files.read("generation_config.json", MAX_CONFIG_BYTES)
