@@ -8,13 +8,7 @@ from .._metrics import Metrics
 from ..patterns import Pattern
 from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count
-
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)]}
-
-
-def printable(value: object) -> str:
-    """Text from the Hub made safe for a terminal: control characters (escape sequences) shown as \\xNN."""
-    return str(value).translate(_CONTROL)
+from ..visible import printable
 
 
 def table(rows: Sequence[Sequence[str]], align: str = "") -> str:

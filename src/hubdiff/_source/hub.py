@@ -32,7 +32,7 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 
 from .. import __version__
 from .._gc import gc_paused
-from ..errors import SourceError
+from ..errors import SourceError, reading
 from ..snapshot import Snapshot
 from .build import read_model
 from .cache import SnapshotCache
@@ -173,6 +173,10 @@ class HubReader:
         return self._attempts(call, author, None, "model listing")
 
     def _header(self, repo: str, sha: str, path: str, lower_bound: int) -> ParsedHeader:
+        with reading(repo, sha, path):
+            return self._read_header(repo, sha, path, lower_bound)
+
+    def _read_header(self, repo: str, sha: str, path: str, lower_bound: int) -> ParsedHeader:
         first = max(8, lower_bound)
         body, size = self._get(repo, sha, path, first, (0, first - 1))
         body = body[:first]
@@ -251,7 +255,7 @@ class HubReader:
             _Files(),
             source=repo,
             revision=revision,
-            error_revision=revision,
+            error_revision=sha,
             sha=sha,
             commit_date=_iso(info.last_modified),
             sizes=sizes,
