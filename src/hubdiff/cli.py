@@ -139,8 +139,20 @@ def _report_options(p: argparse.ArgumentParser) -> None:
     group.add_argument("--summary", help="also write the job-summary form")
     group.add_argument("--templates", help="a folder of jinja2 templates overriding the built-in ones")
     group.add_argument(
-        "--marker", default="hubdiff", help="hidden marker of the PR comment (default hubdiff)"
+        "--marker",
+        default="hubdiff",
+        type=_marker,
+        help="hidden marker of the PR comment: letters, digits, '.', '_', '-' (default hubdiff)",
     )
+
+
+def _marker(text: str) -> str:
+    from ._render.markdown import comment_marker
+
+    try:
+        return comment_marker(text)
+    except errors.UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def emit(report: Report, args: argparse.Namespace) -> int:
