@@ -72,6 +72,7 @@ class _Answer:
     body: bytes
     size: int | None  # the whole file's size, when the answer says
     headers: httpx2.Headers
+    url: str  # as finally requested, query included
 
 
 class _Retryable(Exception):
@@ -175,7 +176,7 @@ class HubReader:
             if skip < 0:
                 raise _Retryable(f"range starts at {start}, asked for {want_from}")
             body = _read_at_most(response, skip + limit + 1, deadline)
-            return _Answer(body[skip : skip + limit + 1], size, response.headers)
+            return _Answer(body[skip : skip + limit + 1], size, response.headers, str(response.url))
 
     def _get(
         self, repo: str, sha: str, path: str, limit: int, byte_range: tuple[int, int] | None = None
@@ -212,13 +213,13 @@ class HubReader:
         while url is not None:
             if len(seen) == MAX_LISTING_PAGES:
                 raise SourceError(author, None, "model listing", f"more than {MAX_LISTING_PAGES} pages")
-            seen.add(url)
             answer = self._attempts(
                 lambda url=url, params=params: self._request(url, MAX_PAGE_BYTES, params=params),
                 author,
                 None,
                 "model listing",
             )
+            seen.add(answer.url)
             try:
                 out.update(listed_shas(_json_body(answer.body, MAX_PAGE_BYTES)))
             except JSONProblem as exc:
