@@ -13,6 +13,8 @@ from ..visible import printable
 
 def table(rows: Sequence[Sequence[str]], align: str = "") -> str:
     """A plain column-aligned table; ``align`` has one letter per column, ``r`` for right-aligned."""
+    if not rows:  # a file with zero tensors is legal, and so is its empty table
+        return ""
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:

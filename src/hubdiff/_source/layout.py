@@ -167,9 +167,8 @@ def parse_json_object(raw: bytes, file: str, limit: int, max_depth: int | None =
 
 
 def _kind(value: Any) -> str:
-    return {bool: "a boolean", str: "a string", float: "a number with a fraction", list: "a list"}.get(
-        type(value), f"a {type(value).__name__}"
-    )
+    kinds = {bool: "a boolean", int: "a whole number", str: "a string", float: "a fraction", list: "a list"}
+    return kinds.get(type(value), "an object")
 
 
 def check_config(config: dict[str, Any], file: str) -> None:
