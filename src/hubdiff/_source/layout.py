@@ -17,7 +17,7 @@ MAX_INDEX_BYTES = 256_000_000
 
 # Config keys that something downstream turns into one object per layer or per expert: their values are
 # bounded here, before anything is allocated, far above any released model (128 layers, 512 experts).
-MAX_LAYERS = 4_096
+MAX_LAYERS = 1_024
 MAX_EXPERTS = 65_536
 MAX_LAYER_EXPERTS = 1_048_576  # layers x experts: the tensors a config-only estimate writes out
 LAYER_COUNT_KEYS = frozenset(
