@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import struct
 import time
+from pathlib import Path
 
 import pytest
 
@@ -231,3 +232,9 @@ def test_watch_survives_a_hostile_listing_and_never_sends_the_token_elsewhere(
         assert other.log == []
     out = capsys.readouterr().out
     assert code == 0 and "1 repos checked, 0 changed" in out
+
+
+def test_readme_states_the_figures():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert f"{len(KINDS)} request kinds" in readme and f"{len(FAULTS)} faults" in readme
+    assert f"{len(CELLS)} cells" in readme

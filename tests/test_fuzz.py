@@ -149,3 +149,9 @@ def test_any_config_through_metrics_and_diff(config):
         good = _good_folder(Path(tmp, "good"))
         assert_one_clean_outcome(("metrics", str(folder), "--config-only"), (0, 3))
         assert_one_clean_outcome(("diff", str(good), str(folder)), (0, 1, 3))
+
+
+def test_readme_states_the_figures():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    total = HEADER_CASES + PIPELINE_CASES + CONFIG_CASES
+    assert f"{HEADER_CASES} + {PIPELINE_CASES} + {CONFIG_CASES} = {total} fuzz cases" in readme

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +154,8 @@ def test_random_kills_leave_only_whole_cache_entries(served, tmp_path):
         killed += child.wait(timeout=60) == -signal.SIGKILL
         assert_cache_whole(hub, sha, clean, cache_dir)
     assert killed >= RANDOM_KILLS // 2  # most kills landed while the child was still running
+
+
+def test_readme_states_the_figures():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert f"{len(AIMED)} aimed + {RANDOM_KILLS} random kill points" in readme
