@@ -22,7 +22,7 @@ from ._compare.claims import ClaimResult
 from ._metrics import FIGURE_UNITS
 from .baseline import Baseline, load_baseline, locked, update_baseline, write_baseline
 from .errors import HubdiffError
-from .jobs import RepoResult, check_repo
+from .jobs import RepoResult, check_repo, failure
 from .units import UNITS_BY_KIND, human_bytes, human_count
 
 
@@ -229,8 +229,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if state is not None and session.config.getoption("--update-baselines"):
         try:
             state.apply_updates()
-        except HubdiffError as exc:
-            state.updated.append(f"update failed: {exc}")
+        except Exception as exc:  # reported in the summary, not as pytest's internal error
+            state.updated.append(f"update failed: {failure(exc)}")
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
