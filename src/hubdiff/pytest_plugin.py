@@ -142,7 +142,7 @@ class HubdiffSession:
         result = self.result(case)
         update = bool(self.config.getoption("--update-baselines"))
         if result.error:
-            pytest.fail(f"{case}: {result.title} could not be read: {result.error}", pytrace=False)
+            pytest.fail(f"{case}: could not be read: {result.error}", pytrace=False)
         if case.claim is None:
             if result.changed:
                 if update:
