@@ -192,13 +192,27 @@ HOSTILE_KEYS = [
     "torch_dtype",
     "max_position_embeddings",
     "rope_scaling",
+    "model_type",
+    "architectures",
     "x\u202e",
     "@everyone",
     "https://x.example",
     "\x1b]8;;http://x\x07",
 ]
+MODEL_TYPES = [
+    "llama",
+    "qwen3_moe",
+    "deepseek_v3",
+    "qwen2_vl",
+    "gemma3",
+    "jamba",
+    "mixtral",
+    "glm4_moe",
+    "x\u202e",
+]
 _SCALARS = st.one_of(
     st.sampled_from([0, 1, -1, 2, 7, 10**9, 2**63, 2**64, 2**70, -(2**70), 1e308, 0.5, True, False, None]),
+    st.sampled_from(MODEL_TYPES),
     st.integers(-3, 80),
     st.text(max_size=6),
 )
@@ -223,6 +237,8 @@ def hostile_configs(draw: st.DrawFn) -> bytes:
         "num_attention_heads": 2,
         "vocab_size": 10,
     }
+    if draw(st.booleans()):  # read through transformers' configuration class of that type
+        config["model_type"] = draw(st.sampled_from(MODEL_TYPES))
     config.update(draw(st.dictionaries(st.sampled_from(HOSTILE_KEYS), _VALUES, max_size=5)))
     text = json.dumps(config, ensure_ascii=draw(st.booleans()))
     mutation = draw(st.sampled_from(["none", "none", "none", "nan", "deep", "surrogate", "bom", "garbage"]))

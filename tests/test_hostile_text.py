@@ -102,6 +102,7 @@ OUR_TAGS = {
     "summary",
     "strong",
     "br",
+    "blockquote",  # the report's own note on unverified figures
 }
 MENTION = re.compile(r"(?:^|[^A-Za-z0-9_`])@[A-Za-z0-9]")  # GitHub's rule, a superset of it
 INVISIBLE_OK_AFTER_AT = "\u200b"

@@ -237,7 +237,8 @@ def _check_repo(
     comparison = _compare(old, new, recorded)
     with reading(str(baseline.path), None, repo.repo):
         claims = tuple(
-            evaluate(c, new.metrics.figures(), new.snapshot.config, new.metrics.unverified) for c in repo.claims
+            evaluate(c, new.metrics.figures(), new.snapshot.config, new.metrics.unverified)
+            for c in repo.claims
         )
     result = RepoResult(
         title,
