@@ -234,6 +234,20 @@ def test_watch_survives_a_hostile_listing_and_never_sends_the_token_elsewhere(
     assert code == 0 and "1 repos checked, 0 changed" in out
 
 
+def test_a_redirect_loop_is_one_line_and_not_retried(hub, cache):
+    _repo(hub)
+    hub.add_fault(
+        Fault(
+            "/api/models/org/x/revision/", status=302, headers={"Location": "/api/models/org/x/revision/main"}
+        )
+    )
+    reader = HubReader(fast_settings(hub.endpoint), cache)
+    with pytest.raises(SourceError) as info:
+        reader.snapshot("org/x")
+    assert info.value.line() == "hubdiff: org/x@main: request failed (TooManyRedirects)"
+    assert len(hub.log) == 21  # httpx's 20 redirects, once: no retry on top
+
+
 def test_readme_states_the_figures():
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     assert f"{len(KINDS)} request kinds" in readme and f"{len(FAULTS)} faults" in readme

@@ -115,6 +115,12 @@ class HubReader:
                     raise _Retryable(f"no answer within {s.timeout_s:g} s") from None
                 except (httpx2.TransportError, httpx2.StreamError) as exc:
                     raise _Retryable(f"connection failed ({type(exc).__name__})") from None
+                except (
+                    httpx2.RequestError
+                ) as exc:  # a redirect loop, an undecodable body: retrying won't help
+                    raise SourceError(
+                        where, revision, file, f"request failed ({type(exc).__name__})"
+                    ) from None
             except _Retryable as exc:
                 if attempt == s.retries:
                     raise SourceError(where, revision, file, f"{exc} after {attempt + 1} attempts") from None

@@ -32,7 +32,8 @@ class Fault:
     closes the connection without an answer. ``body`` replaces the body (malformed JSON, wrong field
     types, a hostile header); ``body_size`` sends that many zero bytes instead, without holding them
     (a 1 GB error body); ``range_shift`` moves the start a 206 claims in Content-Range; ``link`` adds
-    ``Link: <link>; rel="next"`` (``"self"``: the request's own URL); ``trickle_s`` sends the body 16
+    ``Link: <link>; rel="next"`` (``"self"``: the request's own URL); ``headers`` adds any others
+    (``Location`` for a redirect); ``trickle_s`` sends the body 16
     bytes at a time with that pause between (each read is quick, the whole never ends in time).
     """
 
@@ -48,6 +49,7 @@ class Fault:
     range_shift: int = 0
     link: str | None = None
     trickle_s: float = 0.0
+    headers: dict[str, str] | None = None
     times: int = 1_000_000
 
 
@@ -258,6 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.link is not None:
                 target = f"{self.hub.endpoint}{self.path}" if fault.link == "self" else fault.link
                 headers["Link"] = f'<{target}>; rel="next"'
+            headers.update(fault.headers or {})
 
         if isinstance(body, VirtualFile):
             start, end = span if span is not None else (0, body.size)
