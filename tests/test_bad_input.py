@@ -350,3 +350,17 @@ def test_watch_update_goes_on_past_a_poisoned_repo(hub, tmp_path):
     assert after["repos"]["org/good"]["sha"] == good_sha
     assert after["repos"]["org/bad"]["sha"] != bad_sha
     assert "could not be read" in (tmp_path / "r" / "fam.md").read_text()
+
+
+def test_every_real_config_passes_the_boundary():
+    """The boundary refuses hostile configs, not released ones (Infinity in Nemotron-H, per-layer top-k)."""
+    from hubdiff._source.layout import check_config, parse_json_object
+
+    from .conftest import DATA
+
+    configs = sorted(DATA.rglob("config.json"))
+    assert len(configs) > 50
+    for path in configs:
+        check_config(
+            parse_json_object(path.read_bytes(), "config.json", 10_000_000, infinity=True), str(path)
+        )

@@ -79,15 +79,16 @@ def read_model(
     try:
         config_file = config_file_of(listing, layout)
         with reading(source, error_revision, config_file):
-            config = parse_json_object(
-                files.read(config_file, MAX_CONFIG_BYTES), config_file, MAX_CONFIG_BYTES
-            )
+            raw = files.read(config_file, MAX_CONFIG_BYTES)
+            config = parse_json_object(raw, config_file, MAX_CONFIG_BYTES, infinity=True)
             check_config(config, config_file)
         generation_config = None
         if "generation_config.json" in listing:
             with reading(source, error_revision, "generation_config.json"):
                 raw = files.read("generation_config.json", MAX_CONFIG_BYTES)
-                generation_config = parse_json_object(raw, "generation_config.json", MAX_CONFIG_BYTES)
+                generation_config = parse_json_object(
+                    raw, "generation_config.json", MAX_CONFIG_BYTES, infinity=True
+                )
         index_metadata: dict[str, Any] = {}
         bounds: dict[str, int] = {}
         for component in layout.components:

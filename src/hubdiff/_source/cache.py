@@ -68,7 +68,9 @@ class SnapshotCache:
         """
         path = self._snapshot_path(repo_id, sha)
         try:
-            snapshot = Snapshot.from_json(load_json(path.read_bytes(), max_depth=MAX_DEPTH + 2))
+            snapshot = Snapshot.from_json(
+                load_json(path.read_bytes(), max_depth=MAX_DEPTH + 2, infinity=True)
+            )
             check_config(snapshot.config, "config.json")
         except FileNotFoundError:
             return None

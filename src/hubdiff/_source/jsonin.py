@@ -30,6 +30,13 @@ def _refuse_constant(name: str) -> Any:
     raise JSONProblem(f"not JSON ({name} is not a JSON number)")
 
 
+def _infinity_only(name: str) -> Any:
+    """Configs written by Python (Nemotron-H's ``time_step_limit``) hold Infinity; NaN never equals itself."""
+    if name == "NaN":
+        _refuse_constant(name)
+    return float(name)
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
@@ -41,10 +48,15 @@ def load_json(
     raw: bytes,
     *,
     max_depth: int | None = MAX_DEPTH,
+    infinity: bool = False,
     parse_int: Callable[[str], Any] | None = None,
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
 ) -> Any:
-    """Decode ``raw`` (strict UTF-8, no BOM) and check it; ``max_depth=None`` leaves depth to the caller."""
+    """Decode ``raw`` (strict UTF-8, no BOM) and check it; ``max_depth=None`` leaves depth to the caller.
+
+    ``infinity`` lets ``Infinity``/``-Infinity`` (and numbers that overflow to them) through, as Python
+    and transformers read configs; the safetensors format and the Hub's API never have them.
+    """
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -54,8 +66,8 @@ def load_json(
     try:
         data = json.loads(
             text,
-            parse_constant=_refuse_constant,
-            parse_float=_finite_float,
+            parse_constant=_infinity_only if infinity else _refuse_constant,
+            parse_float=float if infinity else _finite_float,
             parse_int=parse_int,
             object_pairs_hook=object_pairs_hook,
         )

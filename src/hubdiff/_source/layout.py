@@ -154,11 +154,13 @@ def safe_member(index_file: str, shard: Any, listing: set[str] | None) -> str:
     return path
 
 
-def parse_json_object(raw: bytes, file: str, limit: int, max_depth: int | None = MAX_DEPTH) -> dict[str, Any]:
+def parse_json_object(
+    raw: bytes, file: str, limit: int, max_depth: int | None = MAX_DEPTH, infinity: bool = False
+) -> dict[str, Any]:
     if len(raw) > limit:
         raise LayoutProblem(file, f"{len(raw):,} bytes, over the {limit:,}-byte limit for this file")
     try:
-        data = load_json(raw, max_depth=max_depth)
+        data = load_json(raw, max_depth=max_depth, infinity=infinity)
     except JSONProblem as exc:
         raise LayoutProblem(file, str(exc)) from None
     if not isinstance(data, dict):
@@ -187,14 +189,20 @@ def check_config(config: dict[str, Any], file: str) -> None:
                 continue
             if key in LAYER_COUNT_KEYS or key in EXPERT_COUNT_KEYS:
                 limit = MAX_LAYERS if key in LAYER_COUNT_KEYS else MAX_EXPERTS
-                if type(value) is not int:
-                    raise LayoutProblem(file, f"{path} is {_kind(value)}, not a whole number")
-                if not 0 <= value <= limit:
-                    raise LayoutProblem(file, f"{path} is {value:,}: out of range (0 to {limit:,})")
+                # an expert count may be given per layer (Hunyuan's moe_topk: [8, 8, ...])
+                values = value if type(value) is list and key in EXPERT_COUNT_KEYS else [value]
+                if len(values) > MAX_LAYERS:
+                    raise LayoutProblem(file, f"{path} has {len(values):,} entries (at most {MAX_LAYERS:,})")
+                for v in values:
+                    if type(v) is not int:
+                        raise LayoutProblem(file, f"{path} is {_kind(value)}, not a whole number")
+                    if not 0 <= v <= limit:
+                        raise LayoutProblem(file, f"{path} is {v:,}: out of range (0 to {limit:,})")
+                top = max(values, default=0)
                 if key in LAYER_COUNT_KEYS:
-                    layers = max(layers, value)
+                    layers = max(layers, top)
                 else:
-                    experts = max(experts, value)
+                    experts = max(experts, top)
             elif key in PER_LAYER_LIST_KEYS:
                 if type(value) is not list:
                     raise LayoutProblem(file, f"{path} is {_kind(value)}, not a list")
