@@ -179,3 +179,188 @@ def test_resets_and_truncated_bodies_are_retried(hub, reader):
     hub.add_fault(Fault("model.safetensors.index.json", truncate_to=10, times=1))
     snapshot = reader.snapshot("org/x")
     assert snapshot.config == {"a": 1} and len(snapshot.tensors) == 4
+
+
+def _deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def _header_with(entries: str) -> bytes:
+    return raw_shard(entries.encode(), 0)
+
+
+# Issue 10's list: each used to end in a traceback and exit 1. (files, exit code, what the line says)
+CLASS_CASES = {
+    "config nested 1,000 deep": (
+        {"config.json": f'{{"a": {_deep(1000)}}}'.encode()},
+        3,
+        "config.json: nested",
+    ),
+    "config nested 40 deep": ({"config.json": f'{{"a": {_deep(40)}}}'.encode()}, 3, "nested more than 32"),
+    "header nested 1,000 deep": (
+        {"model.safetensors": _header_with(f'{{"a": {{"x": {_deep(1000)}}}}}')},
+        3,
+        "model.safetensors: header is nested too deeply",
+    ),
+    "header of {}": ({"model.safetensors": _header_with("{}")}, 0, ""),
+    "header of only __metadata__": (
+        {"model.safetensors": _header_with('{"__metadata__": {"a": "b"}}')},
+        0,
+        "",
+    ),
+    "lone surrogate in a tensor name": (
+        {
+            "model.safetensors": _header_with(
+                '{"\\ud800": {"dtype": "U8", "shape": [0], "data_offsets": [0, 0]}}'
+            )
+        },
+        3,
+        "lone UTF-16 surrogate",
+    ),
+    "lone surrogate in a dtype": (
+        {
+            "model.safetensors": _header_with(
+                '{"a": {"dtype": "\\udfff", "shape": [0], "data_offsets": [0, 0]}}'
+            )
+        },
+        3,
+        "lone UTF-16 surrogate",
+    ),
+    "num_hidden_layers 1e9": (
+        {"config.json": b'{"num_hidden_layers": 1000000000}'},
+        3,
+        "config.json: num_hidden_layers is 1,000,000,000: out of range (0 to 1,024)",
+    ),
+    "a huge MTP count": (
+        {"config.json": b'{"text_config": {"num_nextn_predict_layers": 10000000}}'},
+        3,
+        "text_config.num_nextn_predict_layers is 10,000,000: out of range",
+    ),
+    "2**70": ({"config.json": f'{{"hidden_size": {2**70}}}'.encode()}, 3, "does not fit in 64 bits"),
+    "layers x experts": (
+        {"config.json": b'{"num_hidden_layers": 1000, "n_routed_experts": 60000}'},
+        3,
+        "1,000 layers x 60,000 experts is over the 1,048,576 hubdiff reads",
+    ),
+    "non-dict config_groups": (
+        {"config.json": b'{"quantization_config": {"config_groups": {"g": 5}}}'},
+        3,
+        "quantization_config.config_groups.g is a whole number, not an object",
+    ),
+    "integer mlp_only_layers": (
+        {"config.json": b'{"mlp_only_layers": 3}'},
+        3,
+        "mlp_only_layers is a whole number",
+    ),
+    "string compress_ratios": (
+        {"config.json": b'{"compress_ratios": "4"}'},
+        3,
+        "compress_ratios is a string",
+    ),
+    "NaN in a config": ({"config.json": b'{"rope_theta": NaN}'}, 3, "NaN is not a JSON number"),
+    "BOM before a config": ({"config.json": b'\xef\xbb\xbf{"a": 1}'}, 3, "byte-order mark"),
+    "UTF-16 header": ({"model.safetensors": raw_shard("{}".encode("utf-16"))}, 3, "not UTF-8"),
+    "bf16 as a dtype": (
+        {
+            "model.safetensors": raw_shard(
+                b'{"a": {"dtype": "bf16", "shape": [1], "data_offsets": [0, 2]}}', 2
+            )
+        },
+        3,
+        "invalid dtype 'bf16'",
+    ),
+    "gap in data_offsets": (
+        {"model.safetensors": raw_shard(b'{"a": {"dtype": "U8", "shape": [1], "data_offsets": [1, 2]}}', 2)},
+        3,
+        "data_offsets leave a gap of 1 bytes before the first tensor",
+    ),
+    "bytes after the data": (
+        {"model.safetensors": raw_shard(b'{"a": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}', 3)},
+        3,
+        "2 bytes after the last tensor's data",
+    ),
+    "non-string __metadata__ value": (
+        {"model.safetensors": _header_with('{"__metadata__": {"a": 1}}')},
+        3,
+        "__metadata__ value of 'a' is not a string",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CLASS_CASES)
+@pytest.mark.parametrize("command", ["snapshot", "metrics"])
+def test_the_class_of_unexpected_input_ends_in_one_line(hub, tmp_path, capsys, case, command):
+    files, expected_code, problem = CLASS_CASES[case]
+    files = {"config.json": b'{"hidden_size": 8}', **files}
+    hub.add(RepoSpec("org/x", [CommitSpec(files)]))
+    code = main(
+        [command, "org/x", "--endpoint", hub.endpoint, "--cache-dir", str(tmp_path / "c"), "--retries", "0"]
+    )
+    out, err = capsys.readouterr()
+    assert code == expected_code, err
+    if expected_code == 3:
+        assert out == "" and err.count("\n") == 1 and problem in err, err
+        assert err.startswith(f"hubdiff: org/x@{hub.repos['org/x'].branches['main']} "), err
+    else:
+        assert err == "" and (command != "snapshot" or "tensors: 0 in 0 patterns" in out)
+
+
+def test_an_unexpected_error_is_one_line_naming_what_was_read(tmp_path, capsys, monkeypatch):
+    """Whatever escapes every check (here a planted bug in the metrics) is exit 3 and one line, never 1."""
+    from hubdiff import jobs
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"hidden_size": 8}')
+
+    def broken(*args, **kwargs):
+        raise RecursionError
+
+    monkeypatch.setattr(jobs, "compute_metrics", broken)
+    code = main(["diff", str(folder), str(folder)])
+    out, err = capsys.readouterr()
+    assert code == 3 and out == ""
+    assert err == (
+        f"hubdiff: {folder} config.json: internal error: RecursionError "
+        "(a hubdiff bug: please report it with this line)\n"
+    )
+
+
+def test_watch_update_goes_on_past_a_poisoned_repo(hub, tmp_path):
+    """One repo's new revision is hostile: the others are still reported and re-recorded."""
+    import yaml
+
+    from hubdiff.watch import run_watch
+
+    from .test_watch import commit, record, small, sources_for
+
+    hub.add(small("org/good"))
+    hub.add(small("org/bad"))
+    sources = sources_for(hub, tmp_path)
+    path = tmp_path / "fam.yaml"
+    record(path, "fam", ["org/good", "org/bad"], sources)
+    good_sha = hub.push("org/good", commit(64))
+    poisoned = CommitSpec({"config.json": f'{{"a": {_deep(1000)}}}'.encode()}, GOOD, title="poison")
+    bad_sha = hub.push("org/bad", poisoned)
+    outcome = run_watch([path], sources, update=True, output_dir=tmp_path / "r")
+    assert outcome.exit_code == 3 and outcome.updated == {"fam": ["org/good"]}
+    (failed,) = outcome.failed
+    assert failed.error == f"org/bad@{bad_sha} config.json: nested too deeply to read"
+    after = yaml.safe_load(path.read_text())
+    assert after["repos"]["org/good"]["sha"] == good_sha
+    assert after["repos"]["org/bad"]["sha"] != bad_sha
+    assert "could not be read" in (tmp_path / "r" / "fam.md").read_text()
+
+
+def test_every_real_config_passes_the_boundary():
+    """The boundary refuses hostile configs, not released ones (Infinity in Nemotron-H, per-layer top-k)."""
+    from hubdiff._source.layout import check_config, parse_json_object
+
+    from .conftest import DATA
+
+    configs = sorted(DATA.rglob("config.json"))
+    assert len(configs) > 50
+    for path in configs:
+        check_config(
+            parse_json_object(path.read_bytes(), "config.json", 10_000_000, infinity=True), str(path)
+        )

@@ -166,7 +166,7 @@ def test_unknown_dtype_is_recorded_not_fatal(tmp_path):
         {
             "a": {"dtype": "F3_NEW", "shape": [4], "data_offsets": [0, 3]},
             "b": {"dtype": "F8_E8M0", "shape": [4], "data_offsets": [3, 7]},
-            "c": {"dtype": "F4", "shape": [5], "data_offsets": [7, 10]},
+            "c": {"dtype": "F4", "shape": [6], "data_offsets": [7, 10]},
         },
         10,
     )
@@ -174,7 +174,7 @@ def test_unknown_dtype_is_recorded_not_fatal(tmp_path):
     assert snapshot.unknown_dtypes == ("F3_NEW",)
     assert (
         snapshot.tensor_bytes() == 4 + 3
-    )  # E8M0: 1 byte each; F4: 5 x 4 bits -> 3 bytes; unknown: not counted
+    )  # E8M0: 1 byte each; F4: 6 x 4 bits -> 3 bytes; unknown: not counted
 
 
 def test_shard_names_that_escape_the_folder_are_refused(tmp_path):

@@ -39,9 +39,14 @@ def assert_snapshot(name: str, text: str) -> None:
 def test_md_escapes_everything_that_could_break_markdown():
     assert md("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;"
     assert md("ping @octocat please") == "ping @&#8203;octocat please"
-    assert md("org/repo@main") == "org/repo@main"  # not a mention
+    assert md("x.@user -@user +@user") == "x.@&#8203;user -@&#8203;user +@&#8203;user"  # GitHub mentions
+    assert md("a@b.example") == "a@&#8203;b.example"  # not an e-mail autolink either
     assert md("a|b\nc") == "a\\|b c"
     assert md("[x](javascript:1) *b* `c`") == "\\[x\\](javascript:1) \\*b\\* \\`c\\`"
+    assert md("see https://x.example and www.x.example") == "see https\\://x.example and www\\.x.example"
+    assert md("MailTo:a xmpp:b") == "MailTo\\:a xmpp\\:b"
+    # shown as the escapes \u202e, \u200b, \x1b (their backslash escaped for markdown)
+    assert md("rtl\u202eevil\u200b\x1b[2J") == "rtl\\\\u202eevil\\\\u200b\\\\x1b\\[2J"
     assert md("k" * 1000).endswith("…") and len(md("k" * 1000)) == 300
 
 
@@ -50,6 +55,7 @@ def test_code_spans_cannot_be_closed_early():
     assert code("``x``") == "``` ``x`` ```"
     assert code("a|b") == "`a\\|b`"
     assert code("line\nbreak") == "`line break`"
+    assert code("a\u202eb\x07") == "`a\\u202eb\\x07`"  # visible in code spans too
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from ._metrics import MetricsOptions
 from ._metrics.kv import KV_DTYPE_BYTES
 from ._source import HubSettings, Sources, parse_source
 from ._source.cache import SnapshotCache
+from .visible import printable_lines
 
 if TYPE_CHECKING:
     from .jobs import Report
@@ -53,10 +54,13 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     from ._render.text import snapshot_text
 
     snapshot = sources_from(args).open(parse_source(args.source))
-    if args.json:
-        print(json.dumps(snapshot.to_json(), sort_keys=True, indent=1))
-    else:
-        print(snapshot_text(snapshot), end="")
+    with errors.reading(snapshot.source, snapshot.sha or None):
+        text = (
+            json.dumps(snapshot.to_json(), sort_keys=True, indent=1) + "\n"
+            if args.json
+            else snapshot_text(snapshot)
+        )
+    print(printable_lines(text), end="")
     return errors.EXIT_OK
 
 
@@ -66,14 +70,10 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
     options = _options_from(args, config_only=args.config_only)
     snapshot = sources_from(args).open(parse_source(args.source), headers=not args.config_only)
-    try:
+    with errors.reading(snapshot.source, snapshot.sha or None, "config.json"):
         metrics = compute_metrics(snapshot, options)
-    except ValueError as exc:
-        raise errors.UsageError(str(exc)) from None
-    if args.json:
-        print(json.dumps(metrics.to_json(), indent=1))
-    else:
-        print(metrics_text(metrics), end="")
+        text = json.dumps(metrics.to_json(), indent=1) + "\n" if args.json else metrics_text(metrics)
+    print(printable_lines(text), end="")
     return errors.EXIT_OK
 
 
@@ -139,8 +139,20 @@ def _report_options(p: argparse.ArgumentParser) -> None:
     group.add_argument("--summary", help="also write the job-summary form")
     group.add_argument("--templates", help="a folder of jinja2 templates overriding the built-in ones")
     group.add_argument(
-        "--marker", default="hubdiff", help="hidden marker of the PR comment (default hubdiff)"
+        "--marker",
+        default="hubdiff",
+        type=_marker,
+        help="hidden marker of the PR comment: letters, digits, '.', '_', '-' (default hubdiff)",
     )
+
+
+def _marker(text: str) -> str:
+    from ._render.markdown import comment_marker
+
+    try:
+        return comment_marker(text)
+    except errors.UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def emit(report: Report, args: argparse.Namespace) -> int:
@@ -401,6 +413,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into head & co.
         sys.stderr.close()
         return errors.EXIT_OK
+    except Exception as exc:  # anything else is a bug, but still one line and exit 3, never "changes found"
+        print(errors.internal_error(exc).line(), file=sys.stderr)
+        return errors.EXIT_SOURCE
 
 
 if __name__ == "__main__":

@@ -6,6 +6,11 @@ Exit codes: 0 nothing beyond tolerance; 1 changes or broken claims; 2 usage or b
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+from .visible import printable
+
 EXIT_OK = 0
 EXIT_CHANGED = 1
 EXIT_USAGE = 2
@@ -17,7 +22,7 @@ class HubdiffError(Exception):
 
     def line(self) -> str:
         """The single line the CLI prints for this error."""
-        return f"hubdiff: {self}"
+        return printable(f"hubdiff: {self}")
 
 
 class UsageError(HubdiffError):
@@ -45,7 +50,36 @@ class SourceError(HubdiffError):
     def line(self) -> str:
         at = self.where + (f"@{self.revision}" if self.revision else "")
         in_file = f" {self.file}" if self.file else ""
-        return f"hubdiff: {at}{in_file}: {self.problem}"
+        return printable(f"hubdiff: {at}{in_file}: {self.problem}")
 
     def __str__(self) -> str:
         return self.line().removeprefix("hubdiff: ")
+
+
+@contextmanager
+def reading(where: str, revision: str | None = None, file: str | None = None) -> Iterator[None]:
+    """Name what is being read, so that an exception nobody expected can still be reported against it.
+
+    The innermost ``reading`` around the failure wins; ``internal_error`` turns the exception into the
+    one line every other failure gets, instead of a traceback.
+    """
+    try:
+        yield
+    except HubdiffError:
+        raise
+    except Exception as exc:
+        if getattr(exc, "_hubdiff_where", None) is None:
+            with suppress(AttributeError):
+                exc._hubdiff_where = (where, revision, file)  # type: ignore[attr-defined]
+        raise
+
+
+def internal_error(exc: BaseException) -> SourceError:
+    """An exception hubdiff did not expect, as one line naming what was being read (exit 3)."""
+    where, revision, file = getattr(exc, "_hubdiff_where", None) or ("hubdiff", None, None)
+    return SourceError(
+        where,
+        revision,
+        file,
+        f"internal error: {type(exc).__name__} (a hubdiff bug: please report it with this line)",
+    )

@@ -17,8 +17,9 @@ from ._metrics import Metrics, MetricsOptions, compute_metrics
 from ._metrics.kv import kv_report
 from ._source import Sources, SourceSpec, parse_source
 from .baseline import Baseline, RepoBaseline, load_baseline
-from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError
+from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, internal_error, reading
 from .patterns import parse_index_set
+from .snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,17 @@ class Report:
 
 def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions) -> Side:
     snapshot = sources.open(spec)
-    return Side(snapshot.label, snapshot, compute_metrics(snapshot, options))
+    return Side(snapshot.label, snapshot, _metrics_of(snapshot, options))
+
+
+def _metrics_of(snapshot: Snapshot, options: MetricsOptions) -> Metrics:
+    with reading(snapshot.source, snapshot.sha or None, "config.json"):
+        return compute_metrics(snapshot, options)
+
+
+def _compare(old: Side, new: Side, recorded: dict[str, Any] | None = None) -> Comparison:
+    with reading(new.snapshot.source, new.snapshot.sha or None, "config.json"):
+        return compare(old, new, recorded)
 
 
 def _kv_variants(old: Side, new: Side, options: MetricsOptions) -> tuple[KVVariant, ...]:
@@ -180,13 +191,14 @@ def _kv_variants(old: Side, new: Side, options: MetricsOptions) -> tuple[KVVaria
         ("stored", "index_kpool shrinks the stored indexer keys"),
         ("scan", "index_kpool shrinks only the scan"),
     )
-    return tuple(KVVariant(label, kv_bytes(old, mode), kv_bytes(new, mode)) for mode, label in modes)
+    with reading(new.snapshot.source, new.snapshot.sha or None, "config.json"):
+        return tuple(KVVariant(label, kv_bytes(old, mode), kv_bytes(new, mode)) for mode, label in modes)
 
 
 def run_diff(old: str, new: str, sources: Sources, options: MetricsOptions) -> Report:
     specs = [parse_source(old), parse_source(new)]
     sides = [_side(sources, spec, options) for spec in specs]
-    comparison = compare(sides[0], sides[1])
+    comparison = _compare(sides[0], sides[1])
     title = f"{specs[0]} → {specs[1]}"
     result = RepoResult(
         title, comparison, kv_variants=_kv_variants(sides[0], sides[1], options), fail_on_any_change=True
@@ -194,24 +206,40 @@ def run_diff(old: str, new: str, sources: Sources, options: MetricsOptions) -> R
     return Report("diff", (result,), options)
 
 
+def failure(exc: Exception) -> str:
+    """A failure as a report states it: repo, revision (the sha once known) and file, then the problem."""
+    if not isinstance(exc, HubdiffError):
+        exc = internal_error(exc)
+    return exc.line().removeprefix("hubdiff: ")
+
+
 def check_repo(baseline: Baseline, repo: RepoBaseline, sources: Sources) -> tuple[RepoResult, Metrics | None]:
+    """One repo against its baseline; whatever goes wrong is this repo's result, and the others go on."""
     title = f"{repo.repo}@{repo.revision}"
     try:
-        new = _side(sources, SourceSpec("hub", repo.repo, repo.revision), repo.options)
-    except HubdiffError as exc:
-        problem = exc.problem if isinstance(exc, SourceError) else str(exc)
-        return RepoResult(title, error=problem, baseline=baseline.path, line=repo.line), None
-    expected = repo.expected_snapshot()
-    old = Side(
-        f"{repo.repo}@{(repo.sha or 'baseline')[:12]} (baseline)",
-        expected,
-        compute_metrics(expected, repo.options),
-    )
+        return _check_repo(baseline, repo, sources, title)
+    except Exception as exc:
+        return RepoResult(title, error=failure(exc), baseline=baseline.path, line=repo.line), None
+
+
+def _check_repo(
+    baseline: Baseline, repo: RepoBaseline, sources: Sources, title: str
+) -> tuple[RepoResult, Metrics | None]:
+    new = _side(sources, SourceSpec("hub", repo.repo, repo.revision), repo.options)
+    with reading(str(baseline.path), None, repo.repo):
+        expected = repo.expected_snapshot()
+        old = Side(
+            f"{repo.repo}@{(repo.sha or 'baseline')[:12]} (baseline)",
+            expected,
+            compute_metrics(expected, repo.options),
+        )
     recorded: dict[str, Any] | None = repo.metrics or None
-    comparison = compare(old, new, recorded)
-    claims = tuple(
-        evaluate(c, new.metrics.figures(), new.snapshot.config, new.metrics.unverified) for c in repo.claims
-    )
+    comparison = _compare(old, new, recorded)
+    with reading(str(baseline.path), None, repo.repo):
+        claims = tuple(
+            evaluate(c, new.metrics.figures(), new.snapshot.config, new.metrics.unverified)
+            for c in repo.claims
+        )
     result = RepoResult(
         title,
         comparison,

@@ -22,7 +22,7 @@ from ._compare.claims import ClaimResult
 from ._metrics import FIGURE_UNITS
 from .baseline import Baseline, load_baseline, locked, update_baseline, write_baseline
 from .errors import HubdiffError
-from .jobs import RepoResult, check_repo
+from .jobs import RepoResult, check_repo, failure
 from .units import UNITS_BY_KIND, human_bytes, human_count
 
 
@@ -142,7 +142,7 @@ class HubdiffSession:
         result = self.result(case)
         update = bool(self.config.getoption("--update-baselines"))
         if result.error:
-            pytest.fail(f"{case}: {result.title} could not be read: {result.error}", pytrace=False)
+            pytest.fail(f"{case}: could not be read: {result.error}", pytrace=False)
         if case.claim is None:
             if result.changed:
                 if update:
@@ -229,8 +229,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if state is not None and session.config.getoption("--update-baselines"):
         try:
             state.apply_updates()
-        except HubdiffError as exc:
-            state.updated.append(f"update failed: {exc}")
+        except Exception as exc:  # reported in the summary, not as pytest's internal error
+            state.updated.append(f"update failed: {failure(exc)}")
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ._source import Sources
 from .baseline import RepoBaseline, load_baseline, update_baseline
-from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError, UsageError
-from .jobs import RepoResult, Report, check_repo
+from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, UsageError
+from .jobs import RepoResult, Report, check_repo, failure
 
 MAX_ANNOTATIONS = 10
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub refuses job summaries over 1 MiB
@@ -97,8 +97,8 @@ def _current_shas(repos: list[RepoBaseline], sources: Sources) -> dict[str, str 
     def listing(owner: str) -> dict[str, str]:
         try:
             return reader.main_shas(owner) if any(r.revision == "main" for r in by_owner[owner]) else {}
-        except HubdiffError:
-            return {}  # fall back to one request per repo
+        except Exception:
+            return {}  # fall back to one request per repo, each of which reports its own failure
 
     owners = sorted(by_owner)
     with ThreadPoolExecutor(max_workers=min(8, len(owners) or 1)) as pool:
@@ -111,7 +111,7 @@ def _current_shas(repos: list[RepoBaseline], sources: Sources) -> dict[str, str 
                 continue
             try:
                 out[repo.repo] = reader.resolve(repo.repo, repo.revision).sha
-            except HubdiffError as exc:
+            except Exception as exc:
                 out[repo.repo] = exc
     return out
 
@@ -136,9 +136,8 @@ def run_watch(
     for baseline, repo in pairs:
         now = current.get(repo.repo)
         if isinstance(now, Exception):
-            problem = now.problem if isinstance(now, SourceError) else str(now)
             result = RepoResult(
-                f"{repo.repo}@{repo.revision}", error=problem, baseline=baseline.path, line=repo.line
+                f"{repo.repo}@{repo.revision}", error=failure(now), baseline=baseline.path, line=repo.line
             )
             outcome.results.setdefault(baseline.family, []).append(result)
             continue

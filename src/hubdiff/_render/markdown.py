@@ -1,8 +1,15 @@
 """Markdown (and plain-text) reports from the jinja2 templates in ``templates/``.
 
 Everything that came from the Hub passes through ``md`` or ``code`` before it reaches markdown: HTML
-is written as entities, ``@`` mentions are broken with a zero-width space, ``|`` and newlines cannot
-break a table, and code spans are fenced with more backticks than they contain.
+is written as entities; an ``@`` that could start a mention or end an e-mail's local part is followed
+by a zero-width space (written as the entity, so the text stays ASCII), which GitHub's mention and
+e-mail autolink rules do not match across; ``:`` and the
+dot of ``www.`` are backslash-escaped, so GFM's extended autolinks (``https://``, ``www.``,
+``mailto:``, ``xmpp:``) never start; ``|`` and newlines cannot break a table; code spans are fenced
+with more backticks than they contain; and invisible characters (bidi overrides, zero-width, control)
+are written as visible escapes, in code spans too. Every expression a template writes is passed
+through ``printable_lines`` as well (jinja2's ``finalize``), so a field a template forgets to escape
+still cannot carry a terminal escape or a bidi override.
 """
 
 from __future__ import annotations
@@ -16,14 +23,22 @@ from typing import Any
 import jinja2
 
 from .._metrics import Metrics
+from ..errors import UsageError
 from ..jobs import Report
 from ..units import gib, human_bytes, human_count
-from .text import printable
+from ..visible import printable, printable_lines
 
 COMMENT_LIMIT = 65_536
 MAX_TEXT = 300
-_MENTION = re.compile(r"(^|[^A-Za-z0-9_.+-])@")  # an @ that GitHub would read as a mention
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
+# Markdown punctuation, plus what starts a GFM extended autolink: the dot of "www.", the colon of
+# "scheme://", "mailto:" and "xmpp:".
+_MD_SPECIAL = re.compile(
+    r"([\\`*_\[\]#|~!])|(?<=[wW]{3})(\.)|(:)(?=//)|(?<=[mM][aA][iI][lL][tT][oO])(:)|(?<=[xX][mM][pP][pP])(:)"
+)
+# An @ that GitHub reads as a mention (after a non-word character) or that could end the local part of
+# an e-mail autolink (a domain with a dot follows).
+_AT = re.compile(r"(?<![A-Za-z0-9_])@|@(?=[A-Za-z0-9._-]*\.[A-Za-z0-9])")
+_MARKER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._]|-(?!-))*")
 ATTENTION_GLYPHS = {
     "kda": "K",
     "gdn": "G",
@@ -45,15 +60,17 @@ def _clip(text: str, limit: int = MAX_TEXT) -> str:
 
 def md(value: Any, limit: int = MAX_TEXT) -> str:
     """Text from the Hub as inert markdown: no HTML, no mentions, no table breaks."""
-    text = _clip(re.sub(r"[\r\n\t]+", " ", str(value)), limit)
+    text = printable(_clip(re.sub(r"[\r\n\t]+", " ", str(value)), limit))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    return _MENTION.sub(r"\1@&#8203;", text)
+    text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+    return _AT.sub("@&#8203;", text)
 
 
 def code(value: Any, limit: int = MAX_TEXT, table: bool = True) -> str:
     """An inline code span that its content cannot end early; ``|`` escaped for table cells."""
-    text = _clip(re.sub(r"[\r\n\t]+", " ", value if isinstance(value, str) else json.dumps(value)), limit)
+    text = printable(
+        _clip(re.sub(r"[\r\n\t]+", " ", value if isinstance(value, str) else json.dumps(value)), limit)
+    )
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     if text.startswith("`") or text.endswith("`") or not text.strip():
@@ -194,6 +211,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         autoescape=False,  # markdown, escaped field by field with md/code
+        finalize=lambda value: printable_lines(str(value)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -234,8 +252,25 @@ def render(
     }[form]
     template = environment(template_dir).get_template(name)
     return template.render(
-        report=report, max_rows=max_rows, full_report=full_report, marker=md(marker), results=report.results
+        report=report,
+        max_rows=max_rows,
+        full_report=full_report,
+        marker=comment_marker(marker),
+        results=report.results,
     )
+
+
+def comment_marker(marker: str) -> str:
+    """The marker as written into ``<!-- hubdiff:MARKER -->``, verbatim, so a script can match it exactly.
+
+    Markdown escaping would change it (``pr_checks`` became ``pr\\_checks``), so it is refused instead
+    unless it is letters, digits, ``.``, ``_`` and single ``-``.
+    """
+    if not _MARKER.fullmatch(marker):
+        raise UsageError(
+            f"marker {marker[:60]!r}: use letters, digits, '.', '_' and single '-' (it goes into an HTML comment)"
+        )
+    return marker
 
 
 def render_comment(

@@ -8,17 +8,13 @@ from .._metrics import Metrics
 from ..patterns import Pattern
 from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count
-
-_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), *range(0x7F, 0xA0)]}
-
-
-def printable(value: object) -> str:
-    """Text from the Hub made safe for a terminal: control characters (escape sequences) shown as \\xNN."""
-    return str(value).translate(_CONTROL)
+from ..visible import printable
 
 
 def table(rows: Sequence[Sequence[str]], align: str = "") -> str:
     """A plain column-aligned table; ``align`` has one letter per column, ``r`` for right-aligned."""
+    if not rows:  # a file with zero tensors is legal, and so is its empty table
+        return ""
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for row in rows:

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ..errors import SourceError
+from ..errors import SourceError, reading
 from ..snapshot import FileEntry, Snapshot, Tensor
 from .header import ParsedHeader
 from .layout import (
@@ -18,6 +18,7 @@ from .layout import (
     MAX_INDEX_BYTES,
     LayoutProblem,
     WeightLayout,
+    check_config,
     choose_layout,
     parse_index,
     parse_json_object,
@@ -77,19 +78,26 @@ def read_model(
     layout = choose_layout(listing) if headers else WeightLayout(())
     try:
         config_file = config_file_of(listing, layout)
-        config = parse_json_object(files.read(config_file, MAX_CONFIG_BYTES), config_file, MAX_CONFIG_BYTES)
+        with reading(source, error_revision, config_file):
+            raw = files.read(config_file, MAX_CONFIG_BYTES)
+            config = parse_json_object(raw, config_file, MAX_CONFIG_BYTES, infinity=True)
+            check_config(config, config_file)
         generation_config = None
         if "generation_config.json" in listing:
-            raw = files.read("generation_config.json", MAX_CONFIG_BYTES)
-            generation_config = parse_json_object(raw, "generation_config.json", MAX_CONFIG_BYTES)
+            with reading(source, error_revision, "generation_config.json"):
+                raw = files.read("generation_config.json", MAX_CONFIG_BYTES)
+                generation_config = parse_json_object(
+                    raw, "generation_config.json", MAX_CONFIG_BYTES, infinity=True
+                )
         index_metadata: dict[str, Any] = {}
         bounds: dict[str, int] = {}
         for component in layout.components:
             if component.index is None:
                 bounds.update((f, 8) for f in component.files)
                 continue
-            raw = files.read(component.index, MAX_INDEX_BYTES)
-            metadata, shards, weight_map = parse_index(raw, component.index, listing)
+            with reading(source, error_revision, component.index):
+                raw = files.read(component.index, MAX_INDEX_BYTES)
+                metadata, shards, weight_map = parse_index(raw, component.index, listing)
             if layout.prefixed:
                 index_metadata[component.folder] = metadata
             else:

@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 
 from ..snapshot import Snapshot
+from .jsonin import MAX_DEPTH, load_json
+from .layout import check_config
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
@@ -59,14 +61,24 @@ class SnapshotCache:
         return self.root / "refs" / f"{self._slug(repo_id)}.json"
 
     def load(self, repo_id: str, sha: str) -> Snapshot | None:
+        """The cached snapshot, or None when there is none or it is not one hubdiff would have written.
+
+        The cache is disk input like any other: it goes through the same JSON and config checks as
+        what the Hub sends, so a damaged or planted entry is refetched, never trusted.
+        """
         path = self._snapshot_path(repo_id, sha)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return Snapshot.from_json(data)
+            snapshot = Snapshot.from_json(
+                load_json(path.read_bytes(), max_depth=MAX_DEPTH + 2, infinity=True)
+            )
+            check_config(snapshot.config, "config.json")
         except FileNotFoundError:
             return None
-        except (ValueError, KeyError, TypeError):
-            return None  # unreadable or older format: refetch and overwrite
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return None  # unreadable, planted or of an older format: refetch and overwrite
+        if snapshot.source != repo_id or snapshot.sha != sha:
+            return None
+        return snapshot
 
     def store(self, snapshot: Snapshot) -> None:
         atomic_write_text(self._snapshot_path(snapshot.source, snapshot.sha), snapshot.dumps())

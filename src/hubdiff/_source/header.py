@@ -1,22 +1,35 @@
 """The safetensors header: an 8-byte little-endian length N, then N bytes of JSON.
 
-Everything here is hostile input. The checks are the ones a loader would hit later, done up front so
-that a broken shard is reported by name: a length that is absurd or runs past the file, JSON that is
-not an object, entries without a dtype or shape, offsets that overlap, leave gaps outside the data
-section or run past the end of the file, and byte counts that disagree with dtype x shape.
+Everything here is hostile input. The rules are those of the safetensors library (0.8, checked
+against ``safetensors.safe_open`` in the tests), applied up front so that a broken shard is reported
+by name: N at most 100 MB and within the file; strict UTF-8 JSON (no BOM, NaN, Infinity, 1e400 or
+lone surrogates) holding an object; ``__metadata__`` null or an object of strings; every other entry
+an object with exactly one ``dtype`` (a safetensors dtype name), ``shape`` (unsigned 64-bit integers)
+and ``data_offsets`` (two of them), extra fields ignored; elements and bits computed without
+overflowing 64 bits, and whole bytes; byte counts equal to dtype x shape; offsets, sorted, that tile
+the data section from 0 with no gap or overlap, and a data section that ends where the file ends.
+
+Where hubdiff differs on purpose, the caller says so: a header-only skeleton (no data section) is
+accepted for a local folder (``file_size=None``), and a well-formed dtype name hubdiff does not know
+(``[A-Z][A-Z0-9_]*``) is recorded as unknown instead of refused, so a newer format still reads.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
+import re
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from .. import dtypes
 from ..snapshot import Tensor
+from .jsonin import JSONProblem, check_tree, load_json
 
 MAX_HEADER_BYTES = 100_000_000
+MAX_DEPTH = 127  # serde_json's recursion limit, as safetensors hits it
+_U64 = 2**64 - 1
+_FIELDS = frozenset({"dtype", "shape", "data_offsets"})
+_DTYPE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 class HeaderProblem(ValueError):
@@ -43,58 +56,145 @@ def header_length(prefix: bytes, file_size: int | None) -> int:
     return length
 
 
-def parse_header(raw: bytes, file: str, file_size: int | None) -> ParsedHeader:
-    """Parse header JSON ``raw`` (without the 8-byte prefix) of shard ``file``."""
+class _Pairs(dict):  # type: ignore[type-arg]
+    """An object that remembers which keys it held twice (serde refuses a repeated field)."""
+
+    repeated: frozenset[str] = frozenset()
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Pairs:
+    out = _Pairs(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        out.repeated = frozenset(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return out
+
+
+def _minus_zero(text: str) -> Any:
+    """``-0`` is a float to serde, so not an offset or a dimension; Python would read it as 0."""
+    return -0.0 if text == "-0" else int(text)
+
+
+def _load(raw: bytes) -> Any:
+    hooks: dict[str, Any] = {"parse_int": _minus_zero} if b"-0" in raw else {}
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise HeaderProblem(f"header is not JSON ({exc})") from None
+        data = load_json(raw, max_depth=None, **hooks)
+        # A repeated field is only visible to a Python call per object, so the header is read again
+        # that way only when a scan of the bytes says a field name occurs more often than entries do,
+        # or an escape could spell one.
+        if isinstance(data, dict):
+            entries = len(data) - ("__metadata__" in data)
+            if (
+                b"\\u" in raw
+                or raw.count(b'"__metadata__"') > 1
+                or max(raw.count(b'"dtype"'), raw.count(b'"shape"'), raw.count(b'"data_offsets"')) > entries
+            ):
+                data = load_json(raw, max_depth=None, object_pairs_hook=_pairs, **hooks)
+    except JSONProblem as exc:
+        raise HeaderProblem(f"header is {exc}") from None
+    return data
+
+
+def _elements(shape: Any, name: str) -> int:
+    if type(shape) is not list:
+        raise HeaderProblem(f"tensor {name!r} has an invalid shape {_short(shape)}")
+    elements = 1
+    for d in shape:
+        if type(d) is not int or not 0 <= d <= _U64:
+            raise HeaderProblem(f"tensor {name!r} has an invalid shape {_short(shape)}")
+        elements *= d
+        if elements > _U64:  # safetensors multiplies in u64 and stops at the first overflow
+            raise HeaderProblem(f"tensor {name!r}: shape {_short(shape)} overflows 64 bits")
+    return elements
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def parse_header(raw: bytes, file: str, file_size: int | None) -> ParsedHeader:
+    """Parse header JSON ``raw`` (without the 8-byte prefix) of shard ``file``.
+
+    ``file_size`` None means the data section is not there to check against (a local skeleton).
+    """
+    data = _load(raw)
     if not isinstance(data, dict):
         raise HeaderProblem(f"header is JSON but not an object ({type(data).__name__})")
-    data_size = None if file_size is None else file_size - 8 - len(raw)
-    metadata = data.pop("__metadata__", None) or {}
+    if "__metadata__" in getattr(data, "repeated", ()):
+        raise HeaderProblem("__metadata__ is given twice")
+    metadata = data.pop("__metadata__", None)
+    if metadata is None:
+        metadata = {}
     if not isinstance(metadata, dict):
-        raise HeaderProblem("__metadata__ is not an object")
+        raise HeaderProblem(f"__metadata__ is not an object ({type(metadata).__name__})")
+    for key, value in metadata.items():
+        if type(value) is not str:
+            raise HeaderProblem(f"__metadata__ value of {key!r} is not a string ({type(value).__name__})")
     tensors: list[Tensor] = []
     unknown: set[str] = set()
     spans: list[tuple[int, int, str]] = []
-    nbytes = dtypes.nbytes
+    bits_of = dtypes.BITS
     for name, entry in data.items():
-        try:
-            dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-        except (TypeError, KeyError):
-            what = "is not an object" if not isinstance(entry, dict) else "lacks dtype, shape or data_offsets"
-            raise HeaderProblem(f"entry {name!r} {what}") from None
+        if not isinstance(entry, dict):
+            raise HeaderProblem(f"entry {name!r} is not an object")
+        if len(entry) != 3 or entry.keys() != _FIELDS:
+            missing = _FIELDS - entry.keys()
+            if missing:
+                raise HeaderProblem(f"entry {name!r} lacks {', '.join(sorted(missing))}")
+            for key in entry.keys() - _FIELDS:  # ignored, as safetensors ignores them, but still JSON
+                try:
+                    check_tree(entry[key], MAX_DEPTH - 2, "")
+                except JSONProblem as exc:
+                    raise HeaderProblem(f"tensor {name!r}: field {key!r} {exc}") from None
+        repeated = getattr(entry, "repeated", frozenset()) & _FIELDS
+        if repeated:
+            raise HeaderProblem(f"tensor {name!r} gives {', '.join(sorted(repeated))} twice")
+        dtype, offsets = entry["dtype"], entry["data_offsets"]
         if type(dtype) is not str or not dtype:
             raise HeaderProblem(f"tensor {name!r} has no dtype")
-        if type(shape) is not list:
-            raise HeaderProblem(f"tensor {name!r} has an invalid shape {shape!r}")
-        elements = 1
-        for d in shape:
-            if type(d) is not int or d < 0:
-                raise HeaderProblem(f"tensor {name!r} has an invalid shape {shape!r}")
-            elements *= d
+        elements = _elements(entry["shape"], name)
         if type(offsets) is not list or len(offsets) != 2:
-            raise HeaderProblem(f"tensor {name!r} has invalid data_offsets {offsets!r}")
+            raise HeaderProblem(f"tensor {name!r} has invalid data_offsets {_short(offsets)}")
         begin, end = offsets
-        if type(begin) is not int or type(end) is not int or not 0 <= begin <= end:
-            raise HeaderProblem(f"tensor {name!r} has invalid data_offsets {offsets!r}")
-        if data_size is not None and end > data_size:
-            raise HeaderProblem(
-                f"tensor {name!r} data_offsets [{begin}, {end}] run past the end of the file "
-                f"(data section is {data_size:,} bytes)"
-            )
-        expected = nbytes(dtype, elements)
-        if expected is None:
+        if type(begin) is not int or type(end) is not int or not 0 <= begin <= end <= _U64:
+            raise HeaderProblem(f"tensor {name!r} has invalid data_offsets {_short(offsets)}")
+        bits = bits_of.get(dtype)
+        if bits is None:
+            if not _DTYPE_NAME.fullmatch(dtype):
+                raise HeaderProblem(f"tensor {name!r} has an invalid dtype {_short(dtype)}")
             unknown.add(dtype)
-        elif expected != end - begin:
-            raise HeaderProblem(
-                f"tensor {name!r}: {dtype} {shape} needs {expected:,} bytes, offsets give {end - begin:,}"
-            )
+        else:
+            total_bits = elements * bits
+            if total_bits > _U64:
+                raise HeaderProblem(f"tensor {name!r}: {dtype} {entry['shape']} overflows 64 bits")
+            if total_bits % 8:
+                raise HeaderProblem(f"tensor {name!r}: {elements:,} elements of {dtype} are not whole bytes")
+            if total_bits // 8 != end - begin:
+                raise HeaderProblem(
+                    f"tensor {name!r}: {dtype} {entry['shape']} needs {total_bits // 8:,} bytes, "
+                    f"offsets give {end - begin:,}"
+                )
         spans.append((begin, end, name))
-        tensors.append(Tensor(name, dtype, tuple(shape), file))
+        tensors.append(Tensor(name, dtype, tuple(entry["shape"]), file))
     spans.sort()
-    for (_, prev_end, prev_name), (begin, _, name) in itertools.pairwise(spans):
-        if begin < prev_end:
-            raise HeaderProblem(f"tensors {prev_name!r} and {name!r} overlap")
-    return ParsedHeader(tensors, {str(k): str(v) for k, v in metadata.items()}, unknown)
+    position, previous = 0, None
+    for begin, end, name in spans:
+        if begin != position:
+            if begin < position:
+                raise HeaderProblem(f"tensors {previous!r} and {name!r} overlap")
+            where = f"after {previous!r}" if previous is not None else "before the first tensor"
+            raise HeaderProblem(f"data_offsets leave a gap of {begin - position:,} bytes {where} ({name!r})")
+        position, previous = end, name
+    if file_size is not None:
+        data_size = file_size - 8 - len(raw)
+        if position > data_size:
+            raise HeaderProblem(
+                f"tensor {previous!r} data_offsets run past the end of the file (to {position:,}; "
+                f"the data section is {data_size:,} bytes)"
+            )
+        if position < data_size:
+            raise HeaderProblem(
+                f"{data_size - position:,} bytes after the last tensor's data (safetensors refuses them)"
+            )
+    return ParsedHeader(tensors, dict(metadata), unknown)

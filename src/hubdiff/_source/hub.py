@@ -1,9 +1,12 @@
-"""Snapshots from the Hub: one ``model_info`` to pin the revision, then config, index and header ranges.
+"""Snapshots from the Hub: one model-info request to pin the revision, then config, index and header ranges.
 
-Everything goes through huggingface_hub's own client (``HfApi`` and its shared HTTP session), built
-with an explicit endpoint and token because the library reads its environment at import time. The
-library retries none of these calls and ``model_info`` has no timeout of its own, so every request
-here gets a timeout and bounded retries with backoff that honour ``Retry-After``.
+Every request goes through huggingface_hub's shared HTTP session with its headers and its typed errors
+(``X-Error-Code``), but is made here, not by ``HfApi``: the library's own retries multiply with
+hubdiff's (30 requests for one failing listing), ``model_info`` has no timeout, the listing follows a
+``Link`` to any host with the token, an error body is read whole, and model info of unexpected shape
+raises from deep inside. So there is one retry policy (``_attempts``), every attempt has a timeout and
+a deadline, every body is read only up to what it may hold (4 KB for an error), and what comes back
+is checked into hubdiff's own types (``RepoInfo``) before anything uses it.
 
 Headers are read exactly: the first range of each shard is a lower bound of its header size worked
 out from the tensor names the index lists for it, the second range is the rest of the header. Not one
@@ -12,15 +15,19 @@ byte of tensor data is requested.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
+from urllib.parse import quote, urlsplit
 
 import httpx2
-from huggingface_hub import HfApi, hf_hub_url
+from huggingface_hub import hf_hub_url
 from huggingface_hub.errors import (
     EntryNotFoundError,
     GatedRepoError,
@@ -32,15 +39,40 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 
 from .. import __version__
 from .._gc import gc_paused
-from ..errors import SourceError
+from ..errors import SourceError, reading
 from ..snapshot import Snapshot
 from .build import read_model
 from .cache import SnapshotCache
 from .header import HeaderProblem, ParsedHeader, header_length, parse_header
+from .jsonin import JSONProblem, load_json
 from .spec import HubSettings
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+MAX_ERROR_BODY = 4_096  # enough for the Hub's error message; a hostile server may send gigabytes
+MAX_INFO_BYTES = 64_000_000  # model info of a repo with some 300,000 files
+MAX_PAGE_BYTES = 64_000_000  # one page of a model listing (1,000 models)
+MAX_LISTING_PAGES = 100  # 100,000 repos of one owner
+DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
+_SHA = re.compile(r"[0-9a-f]{40}")
+_BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+
+
+@dataclass(frozen=True)
+class RepoInfo:
+    """What hubdiff uses of the Hub's model info, checked: the commit, its date, the files and their sizes."""
+
+    sha: str
+    last_modified: str | None
+    sizes: dict[str, int | None]
+
+
+@dataclass(frozen=True)
+class _Answer:
+    body: bytes
+    size: int | None  # the whole file's size, when the answer says
+    headers: httpx2.Headers
+    url: str  # as finally requested, query included
 
 
 class _Retryable(Exception):
@@ -63,12 +95,6 @@ class HubReader:
     def __init__(self, settings: HubSettings, cache: SnapshotCache | None = None) -> None:
         self.settings = settings
         self.cache = cache
-        self.api = HfApi(
-            endpoint=settings.endpoint,
-            token=settings.token,
-            library_name="hubdiff",
-            library_version=__version__,
-        )
         self._headers = build_hf_headers(
             token=settings.token, library_name="hubdiff", library_version=__version__
         )
@@ -89,6 +115,12 @@ class HubReader:
                     raise _Retryable(f"no answer within {s.timeout_s:g} s") from None
                 except (httpx2.TransportError, httpx2.StreamError) as exc:
                     raise _Retryable(f"connection failed ({type(exc).__name__})") from None
+                except (
+                    httpx2.RequestError
+                ) as exc:  # a redirect loop, an undecodable body: retrying won't help
+                    raise SourceError(
+                        where, revision, file, f"request failed ({type(exc).__name__})"
+                    ) from None
             except _Retryable as exc:
                 if attempt == s.retries:
                     raise SourceError(where, revision, file, f"{exc} after {attempt + 1} attempts") from None
@@ -112,67 +144,116 @@ class HubReader:
                 raise SourceError(where, revision, file, problem) from None
         raise AssertionError("unreachable")
 
+    def _request(
+        self, url: str, limit: int, byte_range: tuple[int, int] | None = None, params: Any = None
+    ) -> _Answer:
+        """One attempt: at most ``limit`` bytes of the body (of the range asked for), or a typed error."""
+        headers = dict(self._headers)
+        if byte_range is not None:
+            headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
+        timeout = self.settings.timeout_s
+        deadline = time.monotonic() + DEADLINE_TIMEOUTS * timeout
+        with get_session().stream(
+            "GET", url, params=params, headers=headers, timeout=timeout, follow_redirects=True
+        ) as response:
+            if response.status_code >= 400:
+                head = _read_at_most(response, MAX_ERROR_BODY, deadline)
+                hf_raise_for_status(
+                    httpx2.Response(
+                        response.status_code,
+                        headers={k: v for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS},
+                        content=head,
+                        request=response.request,
+                    )
+                )
+            start, size = 0, None
+            if response.status_code == 206:
+                content_range = response.headers.get("Content-Range", "")
+                try:
+                    span, _, total = content_range.removeprefix("bytes ").partition("/")
+                    start = int(span.split("-")[0])
+                    size = None if total == "*" else int(total)
+                except ValueError:
+                    raise _Retryable(f"bad Content-Range {content_range[:60]!r}") from None
+            elif response.headers.get("Content-Length", "").isdigit():
+                size = int(response.headers["Content-Length"])
+            want_from = byte_range[0] if byte_range else 0
+            skip = want_from - start  # a server that ignored Range sends from 0
+            if skip < 0:
+                raise _Retryable(f"range starts at {start}, asked for {want_from}")
+            body = _read_at_most(response, skip + limit + 1, deadline)
+            return _Answer(body[skip : skip + limit + 1], size, response.headers, str(response.url))
+
     def _get(
         self, repo: str, sha: str, path: str, limit: int, byte_range: tuple[int, int] | None = None
     ) -> tuple[bytes, int | None]:
         """At most ``limit`` bytes of a file (or of a range of it), and the file's full size if known."""
         url = hf_hub_url(repo, path, revision=sha, endpoint=self.settings.endpoint)
-        headers = dict(self._headers)
-        if byte_range is not None:
-            headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
-
-        def call() -> tuple[bytes, int | None]:
-            with get_session().stream(
-                "GET", url, headers=headers, timeout=self.settings.timeout_s, follow_redirects=True
-            ) as response:
-                if response.status_code >= 400:
-                    response.read()
-                    hf_raise_for_status(response)
-                start, size = 0, None
-                if response.status_code == 206:
-                    content_range = response.headers.get("Content-Range", "")
-                    try:
-                        span, _, total = content_range.removeprefix("bytes ").partition("/")
-                        start = int(span.split("-")[0])
-                        size = None if total == "*" else int(total)
-                    except ValueError:
-                        raise _Retryable(f"bad Content-Range {content_range!r}") from None
-                elif response.headers.get("Content-Length", "").isdigit():
-                    size = int(response.headers["Content-Length"])
-                want_from = byte_range[0] if byte_range else 0
-                skip = want_from - start  # a server that ignored Range sends from 0
-                if skip < 0:
-                    raise _Retryable(f"range starts at {start}, asked for {want_from}")
-                body = bytearray()
-                for chunk in response.iter_bytes():
-                    body += chunk
-                    if len(body) > skip + limit:
-                        break
-                return bytes(body[skip : skip + limit + 1]), size
-
-        return self._attempts(call, repo, sha, path)
+        answer = self._attempts(lambda: self._request(url, limit, byte_range), repo, sha, path)
+        return answer.body, answer.size
 
     # -- pieces -----------------------------------------------------------------------------------
-    def resolve(self, repo: str, revision: str) -> Any:
-        return self._attempts(
-            lambda: self.api.model_info(
-                repo, revision=revision, files_metadata=True, timeout=self.settings.timeout_s
-            ),
-            repo,
-            revision,
-            None,
+    def resolve(self, repo: str, revision: str) -> RepoInfo:
+        """The revision's commit sha, date and files with sizes: one request."""
+        url = f"{self.settings.endpoint}/api/models/{repo}/revision/{quote(revision, safe='')}"
+        answer = self._attempts(
+            lambda: self._request(url, MAX_INFO_BYTES, params={"blobs": "True"}), repo, revision, None
         )
+        try:
+            return repo_info(_json_body(answer.body, MAX_INFO_BYTES))
+        except JSONProblem as exc:
+            raise SourceError(repo, revision, None, f"model info {exc}") from None
 
     def main_shas(self, author: str) -> dict[str, str]:
-        """Every listed repo of ``author`` with its main-branch sha: one request per page of the listing."""
+        """Every listed repo of ``author`` with its main-branch sha: one request per page of the listing.
 
-        def call() -> dict[str, str]:
-            models = self.api.list_models(author=author, expand=["sha", "lastModified"])
-            return {m.id: m.sha for m in models if isinstance(m.sha, str)}
-
-        return self._attempts(call, author, None, "model listing")
+        The ``Link`` to the next page is followed only on the endpoint's own host and listing path,
+        at most ``MAX_LISTING_PAGES`` times and never twice to the same URL.
+        """
+        endpoint = urlsplit(self.settings.endpoint)
+        listing_path = endpoint.path.rstrip("/") + "/api/models"
+        url: str | None = f"{self.settings.endpoint}/api/models"
+        params: Any = {"author": author, "expand": ["sha", "lastModified"]}
+        seen: set[str] = set()
+        out: dict[str, str] = {}
+        while url is not None:
+            if len(seen) == MAX_LISTING_PAGES:
+                raise SourceError(author, None, "model listing", f"more than {MAX_LISTING_PAGES} pages")
+            answer = self._attempts(
+                lambda url=url, params=params: self._request(url, MAX_PAGE_BYTES, params=params),
+                author,
+                None,
+                "model listing",
+            )
+            seen.add(answer.url)
+            try:
+                out.update(listed_shas(_json_body(answer.body, MAX_PAGE_BYTES)))
+            except JSONProblem as exc:
+                raise SourceError(author, None, "model listing", str(exc)) from None
+            url, params = _next_page(answer.headers), None
+            if url is None:
+                break
+            target = urlsplit(url)
+            if (target.scheme, target.netloc, target.path) != (
+                endpoint.scheme,
+                endpoint.netloc,
+                listing_path,
+            ):
+                raise SourceError(
+                    author,
+                    None,
+                    "model listing",
+                    f"next-page link leaves the endpoint's listing: {url[:100]!r}",
+                )
+            if url in seen:
+                raise SourceError(author, None, "model listing", "next-page link repeats a page")
+        return out
 
     def _header(self, repo: str, sha: str, path: str, lower_bound: int) -> ParsedHeader:
+        with reading(repo, sha, path):
+            return self._read_header(repo, sha, path, lower_bound)
+
+    def _read_header(self, repo: str, sha: str, path: str, lower_bound: int) -> ParsedHeader:
         first = max(8, lower_bound)
         body, size = self._get(repo, sha, path, first, (0, first - 1))
         body = body[:first]
@@ -204,8 +285,6 @@ class HubReader:
                 return cached
         info = self.resolve(repo, revision)
         sha = info.sha
-        if not isinstance(sha, str) or not _is_sha(sha):
-            raise SourceError(repo, revision, None, f"the Hub gave no commit sha ({sha!r})")
         if cache is not None:
             cached = cache.load(repo, sha)
             if cached is not None:
@@ -236,7 +315,7 @@ class HubReader:
             )
         return _with_revision(cached, revision)
 
-    def _fetch(self, repo: str, revision: str, sha: str, info: Any, headers: bool = True) -> Snapshot:
+    def _fetch(self, repo: str, revision: str, sha: str, info: RepoInfo, headers: bool = True) -> Snapshot:
         reader = self
 
         class _Files:
@@ -246,15 +325,14 @@ class HubReader:
             def headers(self, bounds: dict[str, int]) -> dict[str, ParsedHeader]:
                 return reader._headers_parallel(repo, sha, bounds)
 
-        sizes = {s.rfilename: s.size for s in (info.siblings or [])}
         return read_model(
             _Files(),
             source=repo,
             revision=revision,
-            error_revision=revision,
+            error_revision=sha,
             sha=sha,
-            commit_date=_iso(info.last_modified),
-            sizes=sizes,
+            commit_date=info.last_modified,
+            sizes=info.sizes,
             headers=headers,
         )
 
@@ -291,10 +369,78 @@ def _is_sha(revision: str) -> bool:
     return len(revision) == 40 and all(c in "0123456789abcdef" for c in revision)
 
 
-def _iso(moment: Any) -> str | None:
-    if moment is None:
-        return None
-    return moment.isoformat().replace("+00:00", "Z")
+def _read_at_most(response: httpx2.Response, limit: int, deadline: float) -> bytes:
+    """Up to ``limit`` bytes of the body, whatever the server would send, and before ``deadline``."""
+    body = bytearray()
+    for chunk in response.iter_bytes():
+        body += chunk
+        if len(body) >= limit:
+            break
+        if time.monotonic() > deadline:
+            raise _Retryable(f"body still arriving after {DEADLINE_TIMEOUTS} x the timeout")
+    return bytes(body[:limit])
+
+
+def _json_body(body: bytes, limit: int) -> Any:
+    if len(body) > limit:
+        raise JSONProblem(f"is over {limit:,} bytes")
+    return load_json(body)
+
+
+def _field(data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str = "") -> Any:
+    value = data.get(key)
+    if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+        raise JSONProblem(f"has {where}{key} of the wrong type ({type(value).__name__})")
+    return value
+
+
+def repo_info(data: Any) -> RepoInfo:
+    """The Hub's model info (with ``blobs``) checked into a RepoInfo; wrong shapes are a JSONProblem."""
+    if not isinstance(data, dict):
+        raise JSONProblem(f"is JSON but not an object ({type(data).__name__})")
+    sha = _field(data, "sha", str)
+    if sha is None or not _SHA.fullmatch(sha):
+        raise JSONProblem(f"gives no commit sha ({str(sha)[:60]!r})")
+    siblings = _field(data, "siblings", list) or []
+    sizes: dict[str, int | None] = {}
+    for i, entry in enumerate(siblings):
+        if not isinstance(entry, dict) or not isinstance(entry.get("rfilename"), str):
+            raise JSONProblem(f"has siblings[{i}] without a file name")
+        size = _field(entry, "size", int, f"siblings[{i}].")
+        if size is not None and size < 0:
+            raise JSONProblem(f"has siblings[{i}].size {size}")
+        name = entry["rfilename"]
+        if not name or name.startswith("/") or any(p in ("", ".", "..") for p in name.split("/")):
+            raise JSONProblem(f"has siblings[{i}] named outside the repo ({name[:60]!r})")
+        if "\\" in name or not name.isprintable():
+            raise JSONProblem(f"has siblings[{i}] with an unusable file name ({name[:60]!r})")
+        sizes[name] = size
+    date = _field(data, "lastModified", str)
+    if date is not None:
+        try:
+            date = datetime.fromisoformat(date).isoformat().replace("+00:00", "Z")
+        except ValueError:
+            raise JSONProblem(f"has lastModified that is not a date ({date[:40]!r})") from None
+    return RepoInfo(sha, date, sizes)
+
+
+def listed_shas(data: Any) -> dict[str, str]:
+    """One page of a model listing: repo id -> main sha (repos listed without a sha are skipped)."""
+    if not isinstance(data, list):
+        raise JSONProblem(f"is JSON but not a list ({type(data).__name__})")
+    out = {}
+    for i, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise JSONProblem(f"item {i} is not an object")
+        repo, sha = item.get("id"), item.get("sha")
+        if isinstance(repo, str) and isinstance(sha, str) and _SHA.fullmatch(sha):
+            out[repo] = sha
+    return out
+
+
+def _next_page(headers: httpx2.Headers) -> str | None:
+    match = re.search(r'<([^>]*)>\s*;\s*rel="?next"?', headers.get("Link", ""))
+    return match.group(1) if match else None
 
 
 def _with_revision(snapshot: Snapshot, revision: str) -> Snapshot:

@@ -5,14 +5,81 @@ Shared by every source, so a Hub repo and a local copy of it give the same snaps
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .jsonin import MAX_DEPTH, JSONProblem, check_tree, load_json
+
 MAX_CONFIG_BYTES = 10_000_000
 MAX_INDEX_BYTES = 256_000_000
+
+# Config keys that something downstream turns into one object per layer or per expert: their values are
+# bounded here, before anything is allocated, far above any released model (128 layers, 512 experts).
+MAX_LAYERS = 1_024
+MAX_EXPERTS = 65_536
+MAX_LAYER_EXPERTS = 1_048_576  # layers x experts: the tensors a config-only estimate writes out
+LAYER_COUNT_KEYS = frozenset(
+    {
+        "num_hidden_layers",
+        "n_layer",
+        "num_layers",
+        "n_layers",
+        "vt_num_hidden_layers",
+        "depth",
+        "num_nextn_predict_layers",
+        "mtp_num_hidden_layers",
+        "num_mtp_layers",
+        "first_k_dense_replace",
+    }
+)
+EXPERT_COUNT_KEYS = frozenset(
+    {
+        "n_routed_experts",
+        "num_experts",
+        "num_local_experts",
+        "moe_num_experts",
+        "n_experts",
+        "n_shared_experts",
+        "num_shared_experts",
+        "num_experts_per_tok",
+        "moe_topk",
+        "num_experts_per_token",
+        "experts_per_token",
+        "moe_top_k",
+        "top_k_experts",
+    }
+)
+PER_LAYER_LIST_KEYS = frozenset(
+    {
+        "layer_types",
+        "mlp_only_layers",
+        "compress_ratios",
+        "no_rope_layers",
+        "indexer_types",
+        "mlp_layer_types",
+        "layers_block_type",
+        "deepstack_visual_indexes",
+        "kda_layers",
+        "full_attn_layers",
+    }
+)
+OBJECT_KEYS = frozenset(
+    {
+        "text_config",
+        "language_config",
+        "llm_config",
+        "vision_config",
+        "visual",
+        "vision_tower_config",
+        "quantization_config",
+        "config_groups",
+        "linear_attn_config",
+        "rope_scaling",
+        "rope_parameters",
+    }
+)
 
 INDEX_SUFFIX = ".safetensors.index.json"
 
@@ -87,29 +154,94 @@ def safe_member(index_file: str, shard: Any, listing: set[str] | None) -> str:
     return path
 
 
-def parse_json_object(raw: bytes, file: str, limit: int) -> dict[str, Any]:
+def parse_json_object(
+    raw: bytes, file: str, limit: int, max_depth: int | None = MAX_DEPTH, infinity: bool = False
+) -> dict[str, Any]:
     if len(raw) > limit:
         raise LayoutProblem(file, f"{len(raw):,} bytes, over the {limit:,}-byte limit for this file")
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise LayoutProblem(file, f"not JSON ({exc})") from None
+        data = load_json(raw, max_depth=max_depth, infinity=infinity)
+    except JSONProblem as exc:
+        raise LayoutProblem(file, str(exc)) from None
     if not isinstance(data, dict):
         raise LayoutProblem(file, f"JSON but not an object ({type(data).__name__})")
     return data
+
+
+def _kind(value: Any) -> str:
+    kinds = {bool: "a boolean", int: "a whole number", str: "a string", float: "a fraction", list: "a list"}
+    return kinds.get(type(value), "an object")
+
+
+def check_config(config: dict[str, Any], file: str) -> None:
+    """Refuse a config whose sizes or shapes would make the metrics allocate without bound or misread it.
+
+    Only the keys that drive per-layer or per-expert work are checked, at any nesting level
+    (``text_config``, ``vision_config``); every other key is compared as it is and never sized.
+    """
+    layers = experts = 0
+    stack: list[tuple[str, dict[str, Any]]] = [("", config)]
+    while stack:
+        prefix, obj = stack.pop()
+        for key, value in obj.items():
+            path = prefix + key
+            if value is None:
+                continue
+            if key in LAYER_COUNT_KEYS or key in EXPERT_COUNT_KEYS:
+                limit = MAX_LAYERS if key in LAYER_COUNT_KEYS else MAX_EXPERTS
+                # an expert count may be given per layer (Hunyuan's moe_topk: [8, 8, ...])
+                values = value if type(value) is list and key in EXPERT_COUNT_KEYS else [value]
+                if len(values) > MAX_LAYERS:
+                    raise LayoutProblem(file, f"{path} has {len(values):,} entries (at most {MAX_LAYERS:,})")
+                for v in values:
+                    if type(v) is not int:
+                        raise LayoutProblem(file, f"{path} is {_kind(value)}, not a whole number")
+                    if not 0 <= v <= limit:
+                        raise LayoutProblem(file, f"{path} is {v:,}: out of range (0 to {limit:,})")
+                top = max(values, default=0)
+                if key in LAYER_COUNT_KEYS:
+                    layers = max(layers, top)
+                else:
+                    experts = max(experts, top)
+            elif key in PER_LAYER_LIST_KEYS:
+                if type(value) is not list:
+                    raise LayoutProblem(file, f"{path} is {_kind(value)}, not a list")
+                if len(value) > MAX_LAYERS:
+                    raise LayoutProblem(file, f"{path} has {len(value):,} entries (at most {MAX_LAYERS:,})")
+                if any(isinstance(v, (dict, list)) for v in value):
+                    raise LayoutProblem(file, f"{path} holds lists or objects, not one value per layer")
+            elif key == "hybrid_override_pattern":
+                if type(value) is not str or len(value) > MAX_LAYERS:
+                    raise LayoutProblem(file, f"{path} is not a string of at most {MAX_LAYERS:,} characters")
+            elif key in OBJECT_KEYS and type(value) is not dict:
+                raise LayoutProblem(file, f"{path} is {_kind(value)}, not an object")
+            if type(value) is dict:
+                if key == "config_groups":
+                    for name, group in value.items():
+                        if group is not None and type(group) is not dict:
+                            raise LayoutProblem(file, f"{path}.{name} is {_kind(group)}, not an object")
+                stack.append((path + ".", value))
+    if layers * max(experts, 1) > MAX_LAYER_EXPERTS:
+        raise LayoutProblem(
+            file, f"{layers:,} layers x {experts:,} experts is over the {MAX_LAYER_EXPERTS:,} hubdiff reads"
+        )
 
 
 def parse_index(
     raw: bytes, file: str, listing: set[str] | None
 ) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
     """The index's ``metadata``, the shards it names (repo paths, sorted, each once) and its weight_map."""
-    data = parse_json_object(raw, file, MAX_INDEX_BYTES)
+    data = parse_json_object(raw, file, MAX_INDEX_BYTES, max_depth=None)
     weight_map = data.get("weight_map")
     if not isinstance(weight_map, dict):
         raise LayoutProblem(file, "no weight_map object")
     metadata = data.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise LayoutProblem(file, "metadata is not an object")
+    try:
+        check_tree(metadata, MAX_DEPTH - 1)  # the rest of the index is read as flat names and never kept
+    except JSONProblem as exc:
+        raise LayoutProblem(file, f"metadata {exc}") from None
     paths: dict[str, str] = {}
     for shard in weight_map.values():
         key = shard if isinstance(shard, str) else repr(shard)

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SourceError
+from ..errors import SourceError, reading
 from ..snapshot import Snapshot
 from .build import read_model
 from .header import HeaderProblem, ParsedHeader, header_length, parse_header
@@ -37,7 +37,7 @@ class _Folder:
         out = {}
         for shard in sorted(bounds):
             try:
-                with (self.root / shard).open("rb") as fh:
+                with reading(self.where, None, shard), (self.root / shard).open("rb") as fh:
                     size = self.sizes[shard]
                     length = header_length(fh.read(8), size)
                     # A header-only skeleton (no data section at all) describes a layout without the

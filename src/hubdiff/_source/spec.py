@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import UsageError, reading
 from ..snapshot import Snapshot
 from .cache import SnapshotCache
 
@@ -70,11 +70,12 @@ class Sources:
 
     def open(self, spec: SourceSpec, headers: bool = True) -> Snapshot:
         """The snapshot of ``spec``; with ``headers=False`` only config and file list (never cached)."""
-        if spec.kind == "local":
-            from .local import load_local
+        with reading(spec.target, spec.revision if spec.kind == "hub" else None):
+            if spec.kind == "local":
+                from .local import load_local
 
-            return load_local(spec.target, headers=headers)
-        from .hub import HubReader
+                return load_local(spec.target, headers=headers)
+            from .hub import HubReader
 
-        reader = HubReader(self.settings, self.cache)
-        return reader.snapshot(spec.target, spec.revision, offline=self.offline, headers=headers)
+            reader = HubReader(self.settings, self.cache)
+            return reader.snapshot(spec.target, spec.revision, offline=self.offline, headers=headers)

@@ -14,6 +14,7 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,7 +29,12 @@ class Fault:
 
     ``status`` answers with that code (and ``retry_after``); ``delay_s`` stalls before answering;
     ``truncate_to`` sends only that many body bytes of a full Content-Length, then closes; ``reset``
-    closes the connection without an answer.
+    closes the connection without an answer. ``body`` replaces the body (malformed JSON, wrong field
+    types, a hostile header); ``body_size`` sends that many zero bytes instead, without holding them
+    (a 1 GB error body); ``range_shift`` moves the start a 206 claims in Content-Range; ``link`` adds
+    ``Link: <link>; rel="next"`` (``"self"``: the request's own URL); ``headers`` adds any others
+    (``Location`` for a redirect); ``trickle_s`` sends the body 16
+    bytes at a time with that pause between (each read is quick, the whole never ends in time).
     """
 
     path_contains: str
@@ -38,6 +44,12 @@ class Fault:
     delay_s: float = 0.0
     truncate_to: int | None = None
     reset: bool = False
+    body: bytes | None = None
+    body_size: int | None = None
+    range_shift: int = 0
+    link: str | None = None
+    trickle_s: float = 0.0
+    headers: dict[str, str] | None = None
     times: int = 1_000_000
 
 
@@ -179,7 +191,9 @@ class HubReplica:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="hub-replica", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.02,), name="hub-replica", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -198,6 +212,13 @@ class HubReplica:
 
 class _Abort(Exception):
     pass
+
+
+def _trickle(chunks: Iterator[bytes], pause_s: float) -> Iterator[bytes]:
+    for chunk in chunks:
+        for i in range(0, len(chunk), 16):
+            time.sleep(pause_s)
+            yield chunk[i : i + 16]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -223,6 +244,24 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.retry_after is not None:
                 headers["Retry-After"] = fault.retry_after
         headers = dict(headers or {})
+        if fault is not None:
+            if fault.body is not None:
+                body, span = fault.body, None
+                if "Content-Range" in headers:
+                    headers["Content-Range"] = f"bytes 0-{max(0, len(body) - 1)}/{len(body)}"
+            if fault.body_size is not None:
+                body, span = VirtualFile(b"", fault.body_size, False), None
+                headers.pop("Content-Range", None)
+            if fault.range_shift and "Content-Range" in headers:
+                first, _, rest = headers["Content-Range"].removeprefix("bytes ").partition("-")
+                last, _, total = rest.partition("/")
+                shifted = int(first) + fault.range_shift
+                headers["Content-Range"] = f"bytes {shifted}-{int(last) + fault.range_shift}/{total}"
+            if fault.link is not None:
+                target = f"{self.hub.endpoint}{self.path}" if fault.link == "self" else fault.link
+                headers["Link"] = f'<{target}>; rel="next"'
+            headers.update(fault.headers or {})
+
         if isinstance(body, VirtualFile):
             start, end = span if span is not None else (0, body.size)
             length = end - start
@@ -238,6 +277,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         sent = 0
         limit = fault.truncate_to if fault is not None and fault.truncate_to is not None else None
+        if fault is not None and fault.trickle_s:
+            chunks = _trickle(chunks, fault.trickle_s)
         try:
             for chunk in chunks:
                 if limit is not None and sent + len(chunk) > limit:

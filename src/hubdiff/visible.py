@@ -1,0 +1,58 @@
+"""Text from the Hub made visible: every character that a terminal or a browser would not show as itself.
+
+Control characters (terminal escapes: screen clears, OSC 8 links, BEL), bidirectional overrides that
+reorder what is read (U+202E), zero-width and other format characters, separators other than the
+plain space, lone surrogates (from file names that are not UTF-8) and private-use or unassigned code
+points are written as escapes (``\\x1b``, ``\\u202e``, ``\\U000e0041``). It is the one place that
+decides what is visible; the terminal views, the markdown filters and the error lines all use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Letters that render as nothing (Hangul fillers, braille blank, Mongolian vowel separator) and the
+# variation selectors, which are "printable" to Python but invisible to a reader.
+_INVISIBLE = frozenset(
+    [
+        0x115F,
+        0x1160,
+        0x17B4,
+        0x17B5,
+        0x180E,
+        0x2800,
+        0x3164,
+        0xFFA0,
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    ]
+)
+
+
+_INVISIBLE_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_INVISIBLE)) + "]")
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def _shown(ch: str) -> str:
+    return ch if ch.isprintable() and ord(ch) not in _INVISIBLE else _escape(ch)
+
+
+def printable(value: object) -> str:
+    """``value`` as one line of text with every invisible character (line breaks too) escaped."""
+    text = str(value)
+    if text.isprintable() and not _INVISIBLE_RE.search(text):
+        return text
+    return "".join(map(_shown, text))
+
+
+def printable_lines(text: str) -> str:
+    """A whole document (report, table) made visible, its line breaks kept."""
+    return "\n".join(map(printable, text.split("\n")))
