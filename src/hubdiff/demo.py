@@ -15,10 +15,11 @@ import shutil
 from importlib.resources import files
 from pathlib import Path
 
+from ._files import atomic_write_text
 from ._metrics import MetricsOptions
 from ._render.markdown import render
 from ._source import HubSettings, Sources
-from ._source.cache import SnapshotCache, atomic_write_text
+from ._source.cache import SnapshotCache
 from .errors import EXIT_OK
 from .jobs import run_diff
 from .testing.example import EXAMPLE_REPOS, example_dir, example_hub
