@@ -225,16 +225,22 @@ def render(
     full_report: str | None = None,
     marker: str = "hubdiff",
 ) -> str:
-    """``form``: report (full markdown), comment (PR comment), summary (job summary) or text."""
+    """``form``: report (full markdown), comment (PR comment), summary (job summary), text, or changes."""
     name = {
         "report": "report.md.j2",
         "comment": "comment.md.j2",
         "summary": "summary.md.j2",
         "text": "report.txt.j2",
+        "changes": "report.txt.j2",  # the text form without claims: what lies behind a failing check
     }[form]
     template = environment(template_dir).get_template(name)
     return template.render(
-        report=report, max_rows=max_rows, full_report=full_report, marker=md(marker), results=report.results
+        report=report,
+        max_rows=max_rows,
+        full_report=full_report,
+        marker=md(marker),
+        results=report.results,
+        show_claims=form != "changes",
     )
 
 
