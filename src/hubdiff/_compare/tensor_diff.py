@@ -217,6 +217,8 @@ def _diff(old: Snapshot, new: Snapshot) -> TensorDiff:
     )
     different_models = gone > len(before) // 2 and came > len(after) // 2  # most names differ: match by tail
     cross = _cross_model(old, new) if different_models else []
+    reshaped_tails = {_tail(c.pattern.template) for c in changed}
+    cross = [x for x in cross if x.tail not in reshaped_tails]  # already a reshape through a rename
     return TensorDiff(
         tuple(added),
         tuple(removed),

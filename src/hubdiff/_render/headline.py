@@ -1,4 +1,5 @@
-"""One-line summaries of a result: the headline every report, annotation and terminal line opens with.
+"""What a reader sees first: the headline of a result (every report, annotation and terminal line opens
+with it) and the "what changed that matters" block that opens a PR comment.
 
 They live with the renderers, not with the jobs, because they decide wording only; the jobs decide
 what changed and whether it fails.
@@ -6,12 +7,16 @@ what changed and whether it fails.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, Any
 
+from .._metrics import FIGURE_UNITS
 from ..patterns import parse_index_set
 
 if TYPE_CHECKING:
     from .._compare import Comparison
+    from .._compare.config_diff import ConfigChange
+    from .._compare.tensor_diff import ShapeChange
     from ..jobs import RepoResult
 
 
@@ -96,3 +101,55 @@ def headline(result: RepoResult) -> str:
     if not parts:
         parts.append("no differences")
     return f"{result.title}: " + "; ".join(parts) + "."
+
+
+# -- what changed that matters: the first screen of a PR comment ---------------------------------
+
+_CACHE_KEY = re.compile(
+    r"kv|rope|head_dim|index|window|layer_types|compress|kpool|linear_attn|nope|cache|mla"
+)
+_SHAPE_KEY = re.compile(r"hidden|intermediate|_size$|_dim$|rank|heads|experts|num_|vocab|layers|hc_mult")
+_CACHE_TENSOR = re.compile(r"kv_|k_proj|v_proj|indexer\.wk|wkv")
+# Figures that decide memory and cost, in the order a reader asks about them.
+KEY_FIGURES = (
+    ("kv_bytes_per_token", "KV cache per token"),
+    ("kv_bytes_at_context", "KV cache at context"),
+    ("state_bytes_per_sequence", "recurrent state per sequence"),
+    ("total_params", "parameters"),
+    ("active_params", "active parameters per token"),
+)
+
+
+def config_impact(path: str) -> int:
+    """0 for keys that size both the KV cache and tensors, 1 tensors only, 2 the cache only, 3 the rest."""
+    leaf = path.rsplit(".", 1)[-1]
+    cache, shape = bool(_CACHE_KEY.search(leaf)), bool(_SHAPE_KEY.search(leaf))
+    return 0 if cache and shape else 1 if shape else 2 if cache else 3
+
+
+def by_impact(c: Comparison) -> list[ConfigChange]:
+    """Architectural config changes by impact; within one impact a changed value before a key that
+    appears or disappears (a new feature's flags are many, a resized dimension is one)."""
+    arch = c.config_by("architectural")
+    return sorted(arch, key=lambda x: (config_impact(x.path), x.kind != "changed", x.path))
+
+
+def reshaped_first(c: Comparison) -> list[ShapeChange]:
+    """Reshaped or retyped tensors, those that hold the KV cache's projections first, then by count."""
+    return sorted(
+        c.tensors.changed,
+        key=lambda x: (not _CACHE_TENSOR.search(x.pattern.name), -x.pattern.count, x.pattern.name),
+    )
+
+
+def key_figures(c: Comparison) -> list[tuple[str, str, Any, Any]]:
+    """(label, unit, old, new) of the figures that decide memory and cost, when either side has them."""
+    rows = []
+    for name, label in KEY_FIGURES:
+        old, new = c.figures_old.get(name), c.figures_new.get(name)
+        if not old and not new:
+            continue
+        if name == "kv_bytes_at_context":
+            label = f"{label} ({c.figures_new.get('context_tokens', 0):,} tokens)"
+        rows.append((label, FIGURE_UNITS.get(name, "count"), old, new))
+    return rows

@@ -8,6 +8,7 @@ break a table, and code spans are fenced with more backticks than they contain.
 from __future__ import annotations
 
 import json
+import os
 import re
 from importlib.resources import files
 from pathlib import Path
@@ -18,9 +19,11 @@ import jinja2
 from .._metrics import Metrics
 from ..jobs import Report
 from ..units import gib, human_bytes, human_count
+from .headline import by_impact, change, config_impact, key_figures, reshaped_first
 from .text import printable
 
 COMMENT_LIMIT = 65_536
+COMMENT_ROWS = 40  # rows per folded table of a PR comment; the rest is in the full report
 MAX_TEXT = 300
 _MENTION = re.compile(r"(^|[^A-Za-z0-9_.+-])@")  # an @ that GitHub would read as a mention
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
@@ -212,9 +215,43 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         gb=gigabytes,
     )
     env.globals.update(
-        layer_strip=layer_strip, architecture_rows=architecture_rows, kv_derivation=kv_derivation
+        layer_strip=layer_strip,
+        architecture_rows=architecture_rows,
+        kv_derivation=kv_derivation,
+        change=change,
+        by_impact=by_impact,
+        reshaped_first=reshaped_first,
+        key_figures=key_figures,
+        config_impact=config_impact,
     )
     return env
+
+
+def workflow_run_url(env: dict[str, str] | None = None) -> str | None:
+    """The GitHub Actions run this runs in (its job summary and artifacts), from the variables Actions
+    sets; None outside Actions or when a value does not look like one (it goes into a link)."""
+    env = dict(os.environ) if env is None else env
+    server, repo, run = (
+        env.get("GITHUB_SERVER_URL", ""),
+        env.get("GITHUB_REPOSITORY", ""),
+        env.get("GITHUB_RUN_ID", ""),
+    )
+    if (
+        re.fullmatch(r"https://[A-Za-z0-9.-]+(:\d+)?", server)
+        and re.fullmatch(r"[\w.-]+/[\w.-]+", repo)
+        and run.isdigit()
+    ):
+        return f"{server}/{repo}/actions/runs/{run}"
+    return None
+
+
+def full_report_link(full_report: str | None, run_url: str | None) -> str:
+    """Where a reader finds the full report: the run's page (job summary, artifacts) when there is one,
+    since a local path in a PR comment leads nowhere."""
+    if run_url:
+        where = f" ({code(Path(full_report).name, table=False)} in its artifacts)" if full_report else ""
+        return f"[job summary and artifacts of the workflow run]({run_url}){where}"
+    return md(full_report or "in the job artifacts")
 
 
 def render(
@@ -224,6 +261,7 @@ def render(
     max_rows: int | None = None,
     full_report: str | None = None,
     marker: str = "hubdiff",
+    run_url: str | None = None,
 ) -> str:
     """``form``: report (full markdown), comment (PR comment), summary (job summary), text, or changes."""
     name = {
@@ -241,6 +279,7 @@ def render(
         marker=md(marker),
         results=report.results,
         show_claims=form != "changes",
+        full_report_link=full_report_link(full_report, run_url),
     )
 
 
@@ -250,13 +289,15 @@ def render_comment(
     full_report: str | None = None,
     limit: int = COMMENT_LIMIT,
     marker: str = "hubdiff",
+    run_url: str | None = None,
 ) -> str:
-    """The PR comment, cut down until it fits GitHub's limit; what was cut is said, with the report's path."""
-    for rows in (None, 200, 50, 10, 0):
-        text = render(report, "comment", template_dir, rows, full_report, marker)
+    """The PR comment, cut down until it fits GitHub's limit; what was cut is said, with where the full
+    report is (``run_url``: the workflow run, see ``workflow_run_url``)."""
+    for rows in (COMMENT_ROWS, 10, 0):
+        text = render(report, "comment", template_dir, rows, full_report, marker, run_url)
         if len(text) <= limit:
             return text
-    note = f"\n\n… cut to fit a comment; the full report is {md(full_report or 'in the job artifacts')}\n"
+    note = f"\n\n… cut to fit a comment; the full report: {full_report_link(full_report, run_url)}\n"
     return text[: limit - len(note)] + note
 
 
