@@ -126,9 +126,8 @@ def _report_options(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("report")
     group.add_argument(
         "--format",
-        default="markdown",
         choices=["markdown", "json", "text"],
-        help="what goes to stdout or --output (default markdown)",
+        help="what goes to stdout or --output (default: text on a terminal, markdown otherwise)",
     )
     group.add_argument("--output", help="write the report to this file instead of stdout")
     group.add_argument("--comment", help="also write the PR-comment form (fits GitHub's 65,536 characters)")
@@ -141,9 +140,11 @@ def _report_options(p: argparse.ArgumentParser) -> None:
 
 def emit(report: Report, args: argparse.Namespace) -> int:
     from ._files import atomic_write_text
-    from ._render.markdown import render, render_comment, report_json
+    from ._render.markdown import render, render_comment, report_json, workflow_run_url
 
     templates = Path(args.templates) if args.templates else None
+    if args.format is None:  # a terminal gets the text form; a file or a pipe gets markdown
+        args.format = "text" if not args.output and sys.stdout.isatty() else "markdown"
     if args.format == "json":
         text = json.dumps(report_json(report), indent=1, default=str) + "\n"
     else:
@@ -156,10 +157,12 @@ def emit(report: Report, args: argparse.Namespace) -> int:
         print(text, end="")
     if args.comment:
         atomic_write_text(
-            Path(args.comment), render_comment(report, templates, args.output, marker=args.marker)
+            Path(args.comment),
+            render_comment(report, templates, args.output, marker=args.marker, run_url=workflow_run_url()),
         )
     if args.summary:
-        atomic_write_text(Path(args.summary), render(report, "summary", templates, full_report=args.output))
+        summary = render(report, "summary", templates, full_report=args.output, run_url=workflow_run_url())
+        atomic_write_text(Path(args.summary), summary)
     return report.exit_code
 
 
@@ -376,6 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Start the Hub replica on 127.0.0.1 with the embedded example and run the main job on it.",
     )
     p.add_argument("--output-dir", default="reports", help="where reports are written (default ./reports)")
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="keep the replica running and print the HF_ENDPOINT=... lines to try every command on it",
+    )
     p.set_defaults(func=cmd_demo)
     return parser
 

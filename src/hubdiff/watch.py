@@ -126,7 +126,7 @@ def run_watch(
     template_dir: Path | None = None,
 ) -> WatchOutcome:
     from ._files import atomic_write_text
-    from ._render.markdown import render, render_comment
+    from ._render.markdown import render, render_comment, workflow_run_url
 
     baselines = [b for b in (load_baseline(p) for p in paths) if in_shard(b.family, shard)]
     outcome = WatchOutcome(baseline_files={b.family: b.path for b in baselines})
@@ -154,7 +154,9 @@ def run_watch(
         base = output_dir / family
         files = {"report": f"{base}.md", "comment": f"{base}.comment.md"}
         atomic_write_text(Path(files["report"]), render(report, "report", template_dir))
-        comment = render_comment(report, template_dir, files["report"], marker=family)
+        comment = render_comment(
+            report, template_dir, files["report"], marker=family, run_url=workflow_run_url()
+        )
         atomic_write_text(Path(files["comment"]), comment)
         if family in changed:  # a pull request is opened only for families whose repos moved
             files["pr_body"] = f"{base}.pr.md"

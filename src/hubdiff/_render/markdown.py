@@ -20,7 +20,7 @@ from .._metrics import Metrics
 from ..jobs import Report
 from ..units import gib, human_bytes, human_count
 from .headline import by_impact, change, config_impact, key_figures, reshaped_first
-from .text import printable
+from .text import fit, printable
 
 COMMENT_LIMIT = 65_536
 COMMENT_ROWS = 40  # rows per folded table of a PR comment; the rest is in the full report
@@ -272,7 +272,7 @@ def render(
         "changes": "report.txt.j2",  # the text form without claims: what lies behind a failing check
     }[form]
     template = environment(template_dir).get_template(name)
-    return template.render(
+    text = template.render(
         report=report,
         max_rows=max_rows,
         full_report=full_report,
@@ -281,6 +281,7 @@ def render(
         show_claims=form != "changes",
         full_report_link=full_report_link(full_report, run_url),
     )
+    return fit(text) if name == "report.txt.j2" else text
 
 
 def render_comment(
