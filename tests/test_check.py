@@ -213,5 +213,49 @@ def test_a_claim_on_an_unverified_figure_says_so(hub, tmp_path):
     markdown = hubdiff("check", str(path), "--output", str(tmp_path / "r.md"), endpoint=hub.endpoint)
     assert markdown.returncode == 0, markdown.stderr
     report = (tmp_path / "r.md").read_text()
-    assert "yes, on an unverified figure" in report
+    assert "1 of 1 claims hold (1 on an unverified figure: `layers`)." in report
     assert "**Unverified figures for org/new" in report
+
+
+@pytest.mark.parametrize(
+    ("name", "stated", "measured", "written"),
+    [
+        ("kv_bytes_per_token", "5.0 KB", 5984, "6.0 KB"),
+        ("kv_bytes_per_token", "47,616", 5984, "5,984"),
+        ("routed_expert_params", "25.17M", 25_165_824, "25.17M"),
+        (
+            "vision_tower_params",
+            {"value": "0.40B", "tolerance": "1%"},
+            561_250_000,
+            {"value": "0.56B", "tolerance": "1%"},
+        ),
+        ("layers", 78, 45.2, 45),
+        ("kv_bytes_per_token", 6.0, 5.984, 6.0),
+    ],
+)
+def test_a_failing_claim_is_restated_the_way_it_was_written(name, stated, measured, written):
+    from hubdiff._compare.claims import Claim, restated
+
+    assert restated(Claim(name, stated), measured) == written
+
+
+def test_a_baseline_edited_by_hand_is_not_called_unchanged(example_hub, tmp_path):
+    data = yaml.safe_load((REPO_BASELINES / "glm-5.yaml").read_text())
+    data["repos"] = {"zai-org/GLM-5": data["repos"]["zai-org/GLM-5"]}
+    data["repos"]["zai-org/GLM-5"]["config"]["vocab_size"] = 1
+    path = tmp_path / "glm-5.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = hubdiff(
+        "check",
+        str(path),
+        "--format",
+        "text",
+        "--cache-dir",
+        str(tmp_path / "c"),
+        endpoint=example_hub.endpoint,
+    )
+    assert result.returncode == 1
+    assert result.stdout.startswith(
+        "zai-org/GLM-5@main: the recorded commit 000a66bceb37 differs from the baseline; "
+        "1 architectural config change (vocab_size)"
+    )

@@ -83,8 +83,12 @@ def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, tmp_path)
     assert "5,984 vs 5,984" not in out and "(1.0x)" not in out  # an unchanged figure is said once
     assert "unused claim" not in out  # -k chose a subset: the others are not "unused"
     assert "re-record after review with: pytest checks/ --update-baselines" in out
+    path.write_text("# the founding comparison's figures\n" + path.read_text())
     fixed = pytest_checks(tmp_path, example_hub.endpoint, "-q", "--update-baselines")
     assert fixed.returncode == 0, fixed.stdout
+    assert path.read_text().startswith(
+        "# the founding comparison's figures\nfamily: glm-5\n"
+    )  # comments kept
     claims = yaml.safe_load(path.read_text())["repos"]["zai-org/GLM-5.3-Flash"]["claims"]
     assert claims["kv_bytes_per_token"] == "6.0 KB"
     assert claims["vision_tower_params"] == {"value": "0.56B", "tolerance": "1%"}

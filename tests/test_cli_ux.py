@@ -188,3 +188,19 @@ def test_demo_serve_keeps_the_replica_up_for_the_readme_commands(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_plugin_loads_and_locks_where_fcntl_does_not_exist(tmp_path):
+    """Windows has no fcntl: importing the pytest plugin used to fail every pytest run there."""
+    code = (
+        "import sys; sys.modules['fcntl'] = None\n"
+        "import hubdiff.pytest_plugin\n"
+        "from pathlib import Path\n"
+        "from hubdiff._files import locked\n"
+        f"with locked(Path({str(tmp_path / 'b.yaml')!r})): print('locked')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "locked\n"

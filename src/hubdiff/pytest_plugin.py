@@ -10,7 +10,6 @@ baselines (repos, tensor patterns that no longer exist) and claims no test used.
 from __future__ import annotations
 
 import os
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,11 +18,9 @@ from typing import Any
 import pytest
 
 from ._baseline import Baseline, load_baseline, restate_claims, update_baseline
-from ._compare.claims import ClaimResult
-from ._metrics import FIGURE_UNITS
+from ._compare.claims import ClaimResult, restated
 from .errors import HubdiffError
 from .jobs import RepoResult, check_repo
-from .units import UNITS_BY_KIND
 
 
 class UnverifiedFigure(UserWarning):
@@ -100,32 +97,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     session.config.stash[_WHOLE_SET] = selected == cases
 
 
-def _restate(stated: Any, measured: Any, unit: str) -> Any:
-    """The measured value written the way the claim was: same unit, same number of decimals."""
-    if isinstance(stated, dict):
-        if "value" in stated:
-            return {**stated, "value": _restate(stated["value"], measured, unit)}
-        return dict(measured) if isinstance(measured, dict) else measured
-    if isinstance(stated, bool) or not isinstance(measured, (int, float)):
-        return measured
-    if isinstance(stated, int):
-        return round(measured)
-    if isinstance(stated, float):
-        decimals = len(repr(stated).split(".")[1]) if "." in repr(stated) else 0
-        return round(float(measured), decimals)
-    match = re.fullmatch(r"(\s*)([-+]?[\d,]*\.?\d+)(\s*)([A-Za-z]*)(\s*)", str(stated))
-    if not match:
-        return measured
-    number, space, written = match.group(2), match.group(3), match.group(4)
-    scale = UNITS_BY_KIND.get(unit, {}).get(written.upper(), 1)
-    decimals = len(number.split(".")[1]) if "." in number else 0
-    return (
-        f"{measured / scale:,.{decimals}f}{space}{written}"
-        if "," in number
-        else (f"{measured / scale:.{decimals}f}{space}{written}")
-    )
-
-
 @dataclass
 class HubdiffSession:
     config: pytest.Config
@@ -190,9 +161,8 @@ class HubdiffSession:
         if claim.holds:
             return
         if update:
-            unit = FIGURE_UNITS.get(claim.claim.name, "count")
-            self.to_restate.setdefault(case.path, {})[(case.repo, claim.claim.name)] = _restate(
-                claim.claim.stated, claim.measured, unit
+            self.to_restate.setdefault(case.path, {})[(case.repo, claim.claim.name)] = restated(
+                claim.claim, claim.measured
             )
             return
         self.failed += 1

@@ -53,6 +53,27 @@ def in_unit(value: float, claim: Claim, extra_decimals: int = 1) -> str:
     return f"{scaled:,.{places}f}{suffix}"
 
 
+def restated(claim: Claim, measured: Any) -> Any:
+    """The measured value written the way the claim was: same unit, same number of decimals, same
+    thousands separators (``pytest --update-baselines`` writes it over a claim that no longer holds)."""
+    stated = claim.stated
+    if isinstance(stated, dict):
+        if "value" in stated:
+            return {**stated, "value": restated(Claim(claim.name, stated["value"]), measured)}
+        return dict(measured) if isinstance(measured, dict) else measured
+    if isinstance(stated, bool) or not isinstance(measured, (int, float)):
+        return measured
+    if isinstance(stated, int):
+        return round(measured)
+    scale, suffix, decimals = written_unit(claim)
+    if isinstance(stated, float):
+        return round(float(measured), decimals)
+    if not _QUANTITY.fullmatch(str(stated)):
+        return measured
+    grouping = "," if "," in str(stated) else ""
+    return f"{measured / scale:{grouping}.{decimals}f}{suffix}"
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     claim: Claim

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import textwrap
 from collections.abc import Sequence
 
@@ -20,13 +22,17 @@ def printable(value: object) -> str:
 
 
 def terminal_width() -> int:
-    """The terminal's columns ($COLUMNS, else 80 when not a terminal): text output is laid out for it."""
+    """The terminal's columns ($COLUMNS, else 80 when not a terminal): tables are laid out for it."""
     return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
 def fit(text: str, width: int | None = None) -> str:
-    """Lines wider than the terminal wrapped at spaces, continuations indented under their line."""
-    width = width or terminal_width()
+    """Lines wider than the terminal wrapped at spaces, continuations indented under their line. Only
+    for a terminal (or $COLUMNS): a pipe into grep wants one finding per line."""
+    if width is None:
+        if not (os.environ.get("COLUMNS") or sys.stdout.isatty()):
+            return text
+        width = terminal_width()
     out = []
     for line in text.split("\n"):
         if len(line) <= width:
