@@ -119,6 +119,7 @@ def test_init_records_every_metrics_option_so_check_agrees(example_hub, tmp_path
         "kv_dtype": "fp8",
         "count_mtp": True,
         "indexer_pooling": "scan",
+        "config_reader": "auto",
     }
     check = hubdiff("check", "--format", "text", *cache, endpoint=example_hub.endpoint, cwd=tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
