@@ -50,6 +50,8 @@ def serve(out: Path) -> int:
     """Keep the replica up and say how to point every README command at it, until Ctrl-C: so ``check``,
     ``watch``, ``pytest checks/`` and ``diff`` can all be tried without the real Hub."""
     cache = (out / "cache").resolve()
+    here = Path.cwd().resolve() / "checks"  # run from a clone of hubdiff, its checks/ folder
+    checks = here if (here / "test_baselines.py").exists() else "HUBDIFF_CLONE/checks"
     with example_hub() as hub:
         lines = [
             f"Hub replica serving {', '.join(EXAMPLE_REPOS)} at {hub.endpoint} (Ctrl-C to stop).",
@@ -62,7 +64,7 @@ def serve(out: Path) -> int:
             "hubdiff diff zai-org/GLM-5.3 zai-org/GLM-5.3-Flash --kv-dtype fp8",
             "hubdiff check",
             "hubdiff watch",
-            "pytest checks/ --baseline-dir baselines   # from a clone of hubdiff: its checks/ folder",
+            f"pytest {checks} --baseline-dir baselines",
         ]
         print("\n".join(lines), flush=True)
         try:
