@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hubdiff._baseline import load_baseline
 from hubdiff._render.markdown import md
-from hubdiff.baseline import load_baseline
 from hubdiff.errors import BaselineError
 from hubdiff.testing import CommitSpec, RepoSpec
 
@@ -44,7 +44,10 @@ def test_embedded_baselines_pass(example_hub, tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "zai-org/GLM-5.3-Flash@main: unchanged at 600a281f210c." in result.stdout
-    assert "claim   kv_bytes_per_token: stated 6.0 KB, measured 5,984: holds" in result.stdout
+    flash = result.stdout.split("zai-org/GLM-5.3-Flash@main")[1]
+    assert (
+        "  claims  17 of 17 hold" in flash and "claim " not in flash
+    )  # holding claims are counted, not listed
     assert "✅" in (tmp_path / "summary.md").read_text()
 
 
@@ -70,7 +73,13 @@ def test_a_wrong_claim_fails_with_stated_and_measured(example_hub, tmp_path):
     assert result.returncode == 1, result.stderr
     report = (tmp_path / "r.md").read_text()
     where = md(f"{path}:{line}")
-    assert f"| `kv_bytes_per_token` ({where}) | `5.0 KB` | 5,984 | **NO** (4,950 ≤ x ≤ 5,050) |" in report
+    assert (
+        f"| `kv_bytes_per_token` ({where}) | `5.0 KB` | 5.98 KB (5,984) | 4.95 KB ≤ x ≤ 5.05 KB |" in report
+    )
+    assert (
+        "16 of 17 claims hold." in report
+        and "`routed_experts_per_layer`" not in report.split("### Claims")[-1]
+    )
     comment = (tmp_path / "comment.md").read_text()
     assert comment.startswith("<!-- hubdiff:hubdiff -->") and "Claims that no longer hold" in comment
 
@@ -204,5 +213,49 @@ def test_a_claim_on_an_unverified_figure_says_so(hub, tmp_path):
     markdown = hubdiff("check", str(path), "--output", str(tmp_path / "r.md"), endpoint=hub.endpoint)
     assert markdown.returncode == 0, markdown.stderr
     report = (tmp_path / "r.md").read_text()
-    assert "yes, on an unverified figure" in report
+    assert "1 of 1 claims hold (1 on an unverified figure: `layers`)." in report
     assert "**Unverified figures for org/new" in report
+
+
+@pytest.mark.parametrize(
+    ("name", "stated", "measured", "written"),
+    [
+        ("kv_bytes_per_token", "5.0 KB", 5984, "6.0 KB"),
+        ("kv_bytes_per_token", "47,616", 5984, "5,984"),
+        ("routed_expert_params", "25.17M", 25_165_824, "25.17M"),
+        (
+            "vision_tower_params",
+            {"value": "0.40B", "tolerance": "1%"},
+            561_250_000,
+            {"value": "0.56B", "tolerance": "1%"},
+        ),
+        ("layers", 78, 45.2, 45),
+        ("kv_bytes_per_token", 6.0, 5.984, 6.0),
+    ],
+)
+def test_a_failing_claim_is_restated_the_way_it_was_written(name, stated, measured, written):
+    from hubdiff._compare.claims import Claim, restated
+
+    assert restated(Claim(name, stated), measured) == written
+
+
+def test_a_baseline_edited_by_hand_is_not_called_unchanged(example_hub, tmp_path):
+    data = yaml.safe_load((REPO_BASELINES / "glm-5.yaml").read_text())
+    data["repos"] = {"zai-org/GLM-5": data["repos"]["zai-org/GLM-5"]}
+    data["repos"]["zai-org/GLM-5"]["config"]["vocab_size"] = 1
+    path = tmp_path / "glm-5.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    result = hubdiff(
+        "check",
+        str(path),
+        "--format",
+        "text",
+        "--cache-dir",
+        str(tmp_path / "c"),
+        endpoint=example_hub.endpoint,
+    )
+    assert result.returncode == 1
+    assert result.stdout.startswith(
+        "zai-org/GLM-5@main: the recorded commit 000a66bceb37 differs from the baseline; "
+        "1 architectural config change (vocab_size)"
+    )

@@ -74,13 +74,21 @@ def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, tmp_path)
     assert run.returncode == 1
     out = run.stdout
     assert "glm-5.3-flash::kv_bytes_per_token: the claim does not hold" in out
-    assert "claim:    kv_bytes_per_token: 5.0 KB" in out and "checked:  4,950 ≤ x ≤ 5,050" in out
-    assert "measured: 5,984 (6.0 KB)" in out
+    assert "claim:    kv_bytes_per_token: 5.0 KB" in out and "checked:  4.95 KB ≤ x ≤ 5.05 KB" in out
+    assert "measured: 5.98 KB (5,984)" in out
+    assert "checked:  0.396B ≤ x ≤ 0.404B" in out  # the claim's own unit, not 3.96e+08
     assert "Traceback" not in out and "AssertionError" not in out
     assert "2 failed" in out
-    assert "unused claim (no test ran it)" in out and "glm-5.3::kv_bytes_per_token" in out  # deselected by -k
+    assert "holds" not in out and "claims hold" not in out  # holding claims are their own passing tests
+    assert "5,984 vs 5,984" not in out and "(1.0x)" not in out  # an unchanged figure is said once
+    assert "unused claim" not in out  # -k chose a subset: the others are not "unused"
+    assert "re-record after review with: pytest checks/ --update-baselines" in out
+    path.write_text("# the founding comparison's figures\n" + path.read_text())
     fixed = pytest_checks(tmp_path, example_hub.endpoint, "-q", "--update-baselines")
     assert fixed.returncode == 0, fixed.stdout
+    assert path.read_text().startswith(
+        "# the founding comparison's figures\nfamily: glm-5\n"
+    )  # comments kept
     claims = yaml.safe_load(path.read_text())["repos"]["zai-org/GLM-5.3-Flash"]["claims"]
     assert claims["kv_bytes_per_token"] == "6.0 KB"
     assert claims["vision_tower_params"] == {"value": "0.56B", "tolerance": "1%"}
@@ -88,10 +96,9 @@ def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, tmp_path)
 
 
 def test_a_changed_repo_fails_its_layout_test_and_stale_patterns_are_reported(hub, tmp_path):
-    from hubdiff._metrics import compute_metrics
+    from hubdiff._baseline import entry_for, write_baseline
     from hubdiff._source import HubSettings, Sources, SourceSpec
     from hubdiff._source.cache import SnapshotCache
-    from hubdiff.baseline import record_repo, write_baseline
     from hubdiff.testing import CommitSpec, RepoSpec
 
     tensors = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (8, 8)) for i in range(3)]
@@ -102,7 +109,7 @@ def test_a_changed_repo_fails_its_layout_test_and_stale_patterns_are_reported(hu
     (tmp_path / "baselines").mkdir()
     write_baseline(
         tmp_path / "baselines" / "m.yaml",
-        {"family": "m", "repos": {"org/m": record_repo(snapshot, compute_metrics(snapshot), {})}},
+        {"family": "m", "repos": {"org/m": entry_for(snapshot)}},
     )
     hub.push("org/m", CommitSpec({"config.json": cfg}, tensors[:2], title="drop a layer's tensor"))
     run = pytest_checks(tmp_path, hub.endpoint, "-q")
@@ -112,10 +119,9 @@ def test_a_changed_repo_fails_its_layout_test_and_stale_patterns_are_reported(hu
 
 
 def test_hub_offline_runs_from_the_cache(hub, tmp_path):
-    from hubdiff._metrics import compute_metrics
+    from hubdiff._baseline import entry_for, write_baseline
     from hubdiff._source import HubSettings, Sources, SourceSpec
     from hubdiff._source.cache import SnapshotCache
-    from hubdiff.baseline import record_repo, write_baseline
     from hubdiff.testing import CommitSpec, RepoSpec
 
     tensors = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (8, 8)) for i in range(2)]
@@ -125,13 +131,36 @@ def test_hub_offline_runs_from_the_cache(hub, tmp_path):
         SourceSpec("hub", "org/m", "main")
     )
     (tmp_path / "baselines").mkdir()
-    entry = record_repo(snapshot, compute_metrics(snapshot), {"claims": {"layers": 2}})
+    entry = entry_for(snapshot, previous={"claims": {"layers": 2}})
     write_baseline(tmp_path / "baselines" / "m.yaml", {"family": "m", "repos": {"org/m": entry}})
     assert pytest_checks(tmp_path, hub.endpoint, "-q").returncode == 0  # fills the cache
     hub.stop()
     offline = pytest_checks(tmp_path, "http://127.0.0.1:9", "-q", "--hub-offline")
     assert offline.returncode == 0, offline.stdout
     assert "2 passed" in offline.stdout
+
+
+def test_a_missing_or_empty_baseline_dir_fails_instead_of_checking_nothing(tmp_path):
+    run = pytest_checks(tmp_path, "http://127.0.0.1:9", "-q")  # tmp_path/baselines does not exist
+    assert run.returncode != 0, run.stdout
+    assert f"--baseline-dir {tmp_path / 'baselines'}: no such folder" in run.stdout
+    (tmp_path / "baselines").mkdir()
+    run = pytest_checks(tmp_path, "http://127.0.0.1:9", "-q")
+    assert run.returncode != 0 and "no baseline files (*.yaml) in it" in run.stdout
+
+
+def test_a_bad_unit_is_one_file_line_message(tmp_path):
+    path = copy_baselines(
+        tmp_path, lambda d: d["repos"]["zai-org/GLM-5"]["claims"].update(kv_bytes_per_token="6.0 M")
+    )
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "kv_bytes_per_token: 6.0 M" in t)
+    run = pytest_checks(tmp_path, "http://127.0.0.1:9", "-q")
+    assert run.returncode != 0
+    assert (
+        f"{path}:{line}: repos.zai-org/GLM-5.claims.kv_bytes_per_token: claim kv_bytes_per_token: unit 'M'"
+        in (run.stdout)
+    )
+    assert "Traceback" not in run.stdout and "pluggy" not in run.stdout and len(run.stdout.splitlines()) < 15
 
 
 def test_a_baseline_whose_repos_are_gone_is_reported_stale(hub, tmp_path):

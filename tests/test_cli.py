@@ -28,12 +28,13 @@ def test_snapshot_of_a_local_folder(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "tensors: 882 in " in result.stdout
     assert re.search(
-        r"model\.language_model\.layers\.\{0-47\}\.mlp\.experts\.gate_up_proj\s+BF16\s+"
+        r"model\.language_model\.layers\.\{0-47\}\.mlp\.experts\.gate_up_proj\n\s+BF16\s+"
         r"\[128, 2048, 1536\]\s+×48\n",
         result.stdout,
     )
     as_json = json.loads(hubdiff("snapshot", str(tmp_path), "--json").stdout)
     assert len(as_json["tensors"]) == 882 and as_json["format"] == 1
+    assert all(len(line) <= 80 for line in result.stdout.splitlines())  # laid out for an 80-column terminal
 
 
 def test_snapshot_over_the_replica_then_offline(hub, tmp_path):
@@ -42,7 +43,7 @@ def test_snapshot_over_the_replica_then_offline(hub, tmp_path):
     env = {"HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
     online = hubdiff("snapshot", "org/m@main", env=env)
     assert online.returncode == 0, online.stderr
-    assert f"org/m @ main -> {sha}" in online.stdout
+    assert f"org/m @ main\ncommit {sha} (" in online.stdout
     assert re.search(r"model\.layers\.\{0-2\}\.w\s+BF16\s+\[4, 4\]\s+×3\n", online.stdout)
     hub.stop()
     offline = hubdiff("snapshot", "org/m", "--offline", env=env)
@@ -63,13 +64,17 @@ def test_demo_runs_the_whole_loop(tmp_path):
     result = hubdiff("demo", "--output-dir", str(out))
     assert result.returncode == 0, result.stderr
     text = result.stdout
-    assert "KV cache per token 47,616 → 5,984 bytes (8.0×)" in text
+    assert "KV cache per token 47,616 → 5,984 bytes (−87.4%, 8.0× smaller)" in text
     assert "self_attn.indexer.* tensors leave 57 of 79 layers (79 → 22)" in text
     assert "2. hubdiff watch over baselines/glm-5.yaml\n   hubdiff watch: 3 repos checked, 0 changed" in text
-    assert "claim kv_bytes_per_token: stated 6.0 KB, measured 5,808" in text
+    assert "claim kv_bytes_per_token: stated 6.0 KB, measured 5.81 KB (5,808)" in text
     assert "baselines updated: glm-5" in text
     for name in ("glm-5-vs-glm-5.3.md", "glm-5.3-vs-glm-5.3-flash.md", "glm-5.md", "glm-5.pr.md"):
         assert (out / name).exists()
+    pr_body = (out / "glm-5.pr.md").read_text()
+    assert "| KV cache per token | 5,984 (6.0 KB) | 5,808 (5.8 KB) | −2.9% |" in pr_body  # not "(1.0×)"
+    assert "Layer stack unchanged (45 layers)." in pr_body
+    assert "14 of 17 claims hold." in pr_body and "| `layers`" not in pr_body
     recorded = (out / "baselines" / "glm-5.yaml").read_text()
     assert (
         "index_kpool: 8" in recorded and "kv_bytes_per_token: 6.0 KB" in recorded

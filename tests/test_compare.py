@@ -70,8 +70,13 @@ def test_glm53_to_flash_reproduces_the_seed(sources):
         "zai-org/GLM-5.3", "zai-org/GLM-5.3-Flash", sources, MetricsOptions(kv_dtype="fp8", context=1_048_576)
     )
     result = report.results[0]
-    cross = {x.tail: (x.old, x.new) for x in result.comparison.tensors.cross_model}
-    assert cross["self_attn.kv_a_proj_with_mqa.weight"] == ("BF16 [576, 6144]", "BF16 [512, 4096]")
+    reshaped = {x.pattern.name: (x.old_shape, x.pattern.shape) for x in result.comparison.tensors.changed}
+    assert reshaped["language_model.model.layers.{3-43/4}.self_attn.kv_a_proj_with_mqa.weight"] == (
+        (576, 6144),
+        (512, 4096),
+    )
+    cross = {x.tail for x in result.comparison.tensors.cross_model}
+    assert "self_attn.kv_a_proj_with_mqa.weight" not in cross  # said once, as a reshape
     variants = {v.label: (v.old_bytes, v.new_bytes) for v in result.kv_variants}
     assert variants["index_kpool shrinks the stored indexer keys"] == (47_616, 5_984)
     assert variants["index_kpool shrinks only the scan"] == (47_616, 7_040)
@@ -85,7 +90,8 @@ def test_glm53_to_flash_reproduces_the_seed(sources):
         "- if index_kpool shrinks only the scan: 47,616 vs 7,040 bytes/token, 6.8×",
         "- at 1,048,576 tokens: 49.9 GB (zai-org/GLM-5.3@968e04d82b25); at 1,048,576 tokens: 6.3 GB + 0.07 GB of "
         "recurrent state (zai-org/GLM-5.3-Flash@600a281f210c)",
-        "| `self_attn.kv_a_proj_with_mqa.weight` | `BF16 [576, 6144]` | `BF16 [512, 4096]` |",
+        "| `language_model.model.layers.{3-43/4}.self_attn.kv_a_proj_with_mqa.weight` | `BF16` `[576, 6144]` | "
+        "`BF16` `[512, 4096]` | 11 |",
         "new attn KKKDKKKDKKKDKKKDKKKDKKKDKKKDKKKDKKKDKKKDKKKDK",
     ]:
         assert line in text, line
@@ -111,3 +117,64 @@ def test_dtype_spelling_is_cosmetic():
 def test_same_revision_twice_is_no_difference(sources):
     report = run_diff("zai-org/GLM-5", "zai-org/GLM-5@main", sources, MetricsOptions())
     assert report.exit_code == 0 and report.results[0].headline.endswith("no differences.")
+
+
+def _snapshot(names):
+    from hubdiff.snapshot import Snapshot, Tensor
+
+    tensors = tuple(sorted((Tensor(n, d, s, "") for n, d, s in names), key=lambda t: t.name))
+    return Snapshot("org/x", "main", "", None, {}, None, (), {}, tensors)
+
+
+def test_a_prefix_rename_is_one_line_and_shapes_are_compared_through_it():
+    from hubdiff._compare.tensor_diff import diff_tensors
+
+    old = [(f"model.layers.{i}.self_attn.kv_a_proj_with_mqa.weight", "BF16", (576, 64)) for i in range(4)]
+    old += [(f"model.layers.{i}.mlp.w.weight", "BF16", (8, 8)) for i in range(4)]
+    new = [
+        (f"language_model.model.layers.{i}.self_attn.kv_a_proj_with_mqa.weight", "BF16", (512, 64))
+        for i in range(4)
+    ]
+    new += [(f"language_model.model.layers.{i}.mlp.w.weight", "BF16", (8, 8)) for i in range(3)]
+    new += [("vision_tower.blocks.0.attn.weight", "BF16", (4, 4))]
+    diff = diff_tensors(_snapshot(old), _snapshot(new))
+    assert [(r.old, r.new, r.count, r.matched) for r in diff.renames] == [
+        ("model.", "language_model.model.", 8, 7)
+    ]
+    assert [(c.pattern.name, c.old_shape, c.pattern.shape) for c in diff.changed] == [
+        ("language_model.model.layers.{0-3}.self_attn.kv_a_proj_with_mqa.weight", (576, 64), (512, 64))
+    ]
+    assert [p.name for p in diff.removed] == ["model.layers.3.mlp.w.weight"]  # reported under its old name
+    assert [p.name for p in diff.added] == ["vision_tower.blocks.0.attn.weight"]
+
+
+def test_suffixes_met_by_chance_are_not_a_rename():
+    from hubdiff._compare.tensor_diff import diff_tensors
+
+    old = [(f"a.layers.{i}.x.weight", "F16", (2,)) for i in range(3)] + [("a.other.y.weight", "F16", (2,))]
+    old += [(f"a.only_old_{k}.z.weight", "F16", (2,)) for k in range(6)]
+    new = [(f"b.layers.{i}.x.weight", "F16", (2,)) for i in range(3)]
+    new += [(f"b.only_new_{k}.z.weight", "F16", (2,)) for k in range(6)]
+    diff = diff_tensors(_snapshot(old), _snapshot(new))
+    assert diff.renames == ()  # 1 of 8 moved templates found again: not a rename
+    assert len(diff.removed) + len(diff.added) > 2
+
+
+def test_the_founding_comment_leads_with_the_reshape_and_the_kv_change(sources):
+    from hubdiff._render.markdown import render_comment
+
+    report = run_diff("zai-org/GLM-5.3", "zai-org/GLM-5.3-Flash", sources, MetricsOptions(kv_dtype="fp8"))
+    first_screen = "\n".join(render_comment(report).splitlines()[:45])
+    assert "| KV cache per token | 47,616 (47.6 KB) | 5,984 (6.0 KB) | −87.4%, 8.0× smaller |" in first_screen
+    assert "kv_a_proj_with_mqa.weight` `BF16` `[576, 6144]` → `[512, 4096]`" in first_screen
+    assert "`model.` → `language_model.model.`: 59,584 tensors" in first_screen
+    assert "<details>" not in first_screen.split("what changed that matters")[1].split("**Architectural")[0]
+
+
+def test_change_is_said_honestly():
+    from hubdiff._render.headline import change
+
+    assert change(100, 97) == "−3.0%"  # not "(1.0×)"
+    assert change(47_616, 5_984) == "−87.4%, 8.0× smaller"
+    assert change(1, 3) == "+200.0%, 3.0× larger"
+    assert change(0, 5) == "new" and change(5, 5) == "unchanged"

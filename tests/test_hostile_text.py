@@ -87,6 +87,7 @@ OUR_TAGS = {
     "h1",
     "h2",
     "h3",
+    "h4",  # the PR comment's per-result "what changed that matters" heading
     "p",
     "ul",
     "li",

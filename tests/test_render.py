@@ -141,3 +141,21 @@ def test_terminal_output_shows_control_characters_escaped(tmp_path):
     text = snapshot_text(load_local(str(tmp_path)))
     assert "\x1b" not in text and "\x07" not in text
     assert "model.layers.0.\\x1b[2J\\x07evil.weight" in text
+
+
+def test_the_full_report_link_is_the_workflow_run_in_actions():
+    from hubdiff._render.markdown import full_report_link, workflow_run_url
+
+    env = {
+        "GITHUB_SERVER_URL": "https://git.example.invalid",
+        "GITHUB_REPOSITORY": "acme/models",
+        "GITHUB_RUN_ID": "77",
+    }
+    url = workflow_run_url(env)
+    assert url == "https://git.example.invalid/acme/models/actions/runs/77"
+    assert full_report_link("reports/glm-5.md", url) == (
+        f"[job summary and artifacts of the workflow run]({url}) (`glm-5.md` in its artifacts)"
+    )
+    assert workflow_run_url({**env, "GITHUB_SERVER_URL": "javascript:alert(1)//"}) is None  # goes into a link
+    assert workflow_run_url({**env, "GITHUB_RUN_ID": "77) [x](y"}) is None
+    assert workflow_run_url({}) is None and full_report_link("reports/a.md", None) == "reports/a.md"

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from hubdiff._metrics import compute_metrics
+from hubdiff._baseline import entry_for, write_baseline
 from hubdiff._source import HubSettings, Sources, SourceSpec
 from hubdiff._source.cache import SnapshotCache
-from hubdiff.baseline import record_repo, write_baseline
 from hubdiff.testing import CommitSpec, Fault, RepoSpec
 from hubdiff.watch import github_annotations, in_shard, parse_shard, run_watch
 
@@ -36,7 +35,7 @@ def record(
     entries = {}
     for repo in repos:
         snapshot = sources.open(SourceSpec("hub", repo, "main"))
-        entry = record_repo(snapshot, compute_metrics(snapshot), {"claims": (claims or {}).get(repo, {})})
+        entry = entry_for(snapshot, previous={"claims": (claims or {}).get(repo, {})})
         if repo in stale:
             entry["sha"] = "0" * 40
         entries[repo] = entry
@@ -176,7 +175,7 @@ def test_annotations_are_capped_at_ten_and_escaped():
 
 
 def test_two_updates_at_once_leave_a_valid_baseline(hub, tmp_path):
-    from hubdiff.baseline import load_baseline
+    from hubdiff._baseline import load_baseline
 
     for repo in ("org/a", "org/b"):
         hub.add(small(repo))

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from . import errors
 from ._metrics import MetricsOptions
-from ._metrics.kv import KV_DTYPE_BYTES
 from ._source import HubSettings, Sources, parse_source
 from ._source.cache import SnapshotCache
 from .visible import printable_lines
@@ -107,18 +106,15 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
 
 
 def _options_from(args: argparse.Namespace, config_only: bool = False) -> MetricsOptions:
-    kv_dtype = args.kv_dtype.lower() if args.kv_dtype else None
-    if kv_dtype is not None and kv_dtype not in KV_DTYPE_BYTES:
-        raise errors.UsageError(f"unknown KV dtype {args.kv_dtype!r} (known: {', '.join(KV_DTYPE_BYTES)})")
-    return MetricsOptions(
-        profile=args.profile,
-        kv_dtype=kv_dtype,
-        context=args.context,
-        count_mtp=args.count_mtp,
-        indexer_pooling=args.indexer_pooling,
-        config_only=config_only,
-        config_reader=args.config_reader,
-    )
+    from dataclasses import replace
+
+    from ._baseline import OPTION_KEYS, OptionError, parse_options
+
+    try:
+        options = parse_options({key: getattr(args, key) for key in OPTION_KEYS})
+    except OptionError as exc:
+        raise errors.UsageError(f"--{(exc.key or 'option').replace('_', '-')}: {exc}") from None
+    return replace(options, config_only=config_only)
 
 
 def _baseline_args(p: argparse.ArgumentParser) -> None:
@@ -130,9 +126,8 @@ def _report_options(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("report")
     group.add_argument(
         "--format",
-        default="markdown",
         choices=["markdown", "json", "text"],
-        help="what goes to stdout or --output (default markdown)",
+        help="what goes to stdout or --output (default: text on a terminal, markdown otherwise)",
     )
     group.add_argument("--output", help="write the report to this file instead of stdout")
     group.add_argument("--comment", help="also write the PR-comment form (fits GitHub's 65,536 characters)")
@@ -156,10 +151,12 @@ def _marker(text: str) -> str:
 
 
 def emit(report: Report, args: argparse.Namespace) -> int:
-    from ._render.markdown import render, render_comment, report_json
-    from ._source.cache import atomic_write_text
+    from ._files import atomic_write_text
+    from ._render.markdown import render, render_comment, report_json, workflow_run_url
 
     templates = Path(args.templates) if args.templates else None
+    if args.format is None:  # a terminal gets the text form; a file or a pipe gets markdown
+        args.format = "text" if not args.output and sys.stdout.isatty() else "markdown"
     if args.format == "json":
         text = json.dumps(report_json(report), indent=1, default=str) + "\n"
     else:
@@ -172,10 +169,12 @@ def emit(report: Report, args: argparse.Namespace) -> int:
         print(text, end="")
     if args.comment:
         atomic_write_text(
-            Path(args.comment), render_comment(report, templates, args.output, marker=args.marker)
+            Path(args.comment),
+            render_comment(report, templates, args.output, marker=args.marker, run_url=workflow_run_url()),
         )
     if args.summary:
-        atomic_write_text(Path(args.summary), render(report, "summary", templates, full_report=args.output))
+        summary = render(report, "summary", templates, full_report=args.output, run_url=workflow_run_url())
+        atomic_write_text(Path(args.summary), summary)
     return report.exit_code
 
 
@@ -185,68 +184,65 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return emit(run_diff(args.old, args.new, sources_from(args), _options_from(args)), args)
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from .baseline import discover
-    from .jobs import run_check
+def _baseline_paths(args: argparse.Namespace) -> list[Path]:
+    """The baseline files named, or those of --baseline-dir; a name that does not exist ends the run."""
+    from ._baseline import discover
 
     paths = discover(args.baselines, Path(args.baseline_dir))
+    for path in paths:
+        if not path.is_file():
+            raise errors.BaselineError(f"{path}: no such baseline file")
     if not paths:
         raise errors.UsageError(f"no baselines given and none in {args.baseline_dir}/")
-    return emit(run_check(paths, sources_from(args)), args)
+    return paths
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from .jobs import run_check
+
+    return emit(run_check(_baseline_paths(args), sources_from(args)), args)
 
 
 def cmd_baseline_init(args: argparse.Namespace) -> int:
-    from ._metrics import compute_metrics
-    from .baseline import load_baseline, record_repo, write_baseline
+    from ._baseline import init_repo
 
     spec = parse_source(args.source)
     if spec.kind != "hub":
         raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
     path = Path(args.baseline_dir) / f"{args.family}.yaml"
-    data = load_baseline(path).raw if path.exists() else {"family": args.family, "notes": "", "repos": {}}
-    options = _options_from(args)
-    snapshot = sources_from(args).open(spec)
-    previous = dict(data["repos"].get(spec.target) or {})
-    recorded_options = {
-        k: v
-        for k, v in (
-            ("kv_dtype", options.kv_dtype),
-            ("context", options.context),
-            ("profile", options.profile if options.profile != "naive" else None),
-        )
-        if v is not None
-    }
-    if recorded_options:
-        previous["metrics_options"] = recorded_options
-    previous["revision"] = spec.revision
-    data["repos"][spec.target] = record_repo(snapshot, compute_metrics(snapshot, options), previous)
-    write_baseline(path, data)
-    print(f"recorded {spec.target}@{snapshot.sha} in {path}")
+    print(init_repo(path, args.family, spec, sources_from(args), _options_from(args)))
     return errors.EXIT_OK
 
 
 def cmd_baseline_update(args: argparse.Namespace) -> int:
-    from .baseline import discover, load_baseline, update_baseline
+    from ._baseline import load_baseline, unknown_repos, update_baseline
 
-    paths = discover(args.baselines, Path(args.baseline_dir))
-    for path in paths:
-        load_baseline(path)  # every file is validated before anything is fetched or written
+    paths = _baseline_paths(args)
+    baselines = [load_baseline(p) for p in paths]  # every file is validated before anything is fetched
+    only = set(args.repo) if args.repo else None
+    missing = unknown_repos(only or (), (r.repo for b in baselines for r in b.repos))
+    if missing:
+        raise errors.UsageError(
+            f"no baseline tracks {', '.join(missing)} (tracked: "
+            + ", ".join(sorted({r.repo for b in baselines for r in b.repos}))
+            + ")"
+        )
     sources = sources_from(args)
-    for path in paths:
-        for line in update_baseline(path, sources, only=set(args.repo) if args.repo else None):
+    for baseline in baselines:
+        repos = {r.repo for r in baseline.repos}
+        if only is not None and not repos & only:
+            continue
+        for line in update_baseline(baseline.path, sources, only=only & repos if only else None):
             print(line)
     return errors.EXIT_OK
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from ._render.markdown import render
-    from .baseline import discover
     from .jobs import Report
     from .watch import github_annotations, parse_shard, run_watch, write_github_files
 
-    paths = discover(args.baselines, Path(args.baseline_dir))
-    if not paths:
-        raise errors.UsageError(f"no baselines given and none in {args.baseline_dir}/")
+    paths = _baseline_paths(args)
     outcome = run_watch(
         paths,
         sources_from(args),
@@ -395,6 +391,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Start the Hub replica on 127.0.0.1 with the embedded example and run the main job on it.",
     )
     p.add_argument("--output-dir", default="reports", help="where reports are written (default ./reports)")
+    p.add_argument(
+        "--serve",
+        action="store_true",
+        help="keep the replica running and print the HF_ENDPOINT=... lines to try every command on it",
+    )
     p.set_defaults(func=cmd_demo)
     return parser
 

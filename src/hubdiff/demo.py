@@ -5,6 +5,8 @@
 3. the publisher pushes a new GLM-5.3-Flash revision (indexer keys pooled 8:1 instead of 4:1);
 4. ``watch --update`` notices it, reports the change and the claim it breaks, and re-records the
    baseline, as the scheduled workflow would before opening its pull request.
+
+``--serve`` instead keeps the replica running and prints the lines that point the README's commands at it.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import time
 from importlib.resources import files
 from pathlib import Path
 
+from ._files import atomic_write_text
 from ._metrics import MetricsOptions
 from ._render.markdown import render
 from ._source import HubSettings, Sources
-from ._source.cache import SnapshotCache, atomic_write_text
+from ._source.cache import SnapshotCache
 from .errors import EXIT_OK
 from .jobs import run_diff
 from .testing.example import EXAMPLE_REPOS, example_dir, example_hub
@@ -42,11 +46,42 @@ def _new_flash_revision() -> CommitSpec:
     )
 
 
+def serve(out: Path) -> int:
+    """Keep the replica up and say how to point every README command at it, until Ctrl-C: so ``check``,
+    ``watch``, ``pytest checks/`` and ``diff`` can all be tried without the real Hub."""
+    cache = (out / "cache").resolve()
+    here = Path.cwd().resolve() / "checks"  # run from a clone of hubdiff, its checks/ folder
+    checks = here if (here / "test_baselines.py").exists() else "HUBDIFF_CLONE/checks"
+    with example_hub() as hub:
+        lines = [
+            f"Hub replica serving {', '.join(EXAMPLE_REPOS)} at {hub.endpoint} (Ctrl-C to stop).",
+            "In another terminal, paste:",
+            "",
+            f"export HUBDIFF_CACHE={cache}",
+            f"export HF_ENDPOINT={hub.endpoint}",
+            f"cd {out.resolve()}",
+            "hubdiff snapshot zai-org/GLM-5.3",
+            "hubdiff diff zai-org/GLM-5.3 zai-org/GLM-5.3-Flash --kv-dtype fp8",
+            "hubdiff check",
+            "hubdiff watch",
+            f"pytest {checks} --baseline-dir baselines",
+        ]
+        print("\n".join(lines), flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            print("\nstopped", flush=True)
+    return EXIT_OK
+
+
 def run_demo(args: argparse.Namespace) -> int:
     out = Path(args.output_dir)
     baselines = out / "baselines"
     baselines.mkdir(parents=True, exist_ok=True)
     shutil.copy(Path(str(files("hubdiff.baselines") / "glm-5.yaml")), baselines / "glm-5.yaml")
+    if args.serve:
+        return serve(out)
     with example_hub() as hub:
         print(f"Hub replica serving {', '.join(EXAMPLE_REPOS)} at {hub.endpoint}")
         sources = Sources(HubSettings(endpoint=hub.endpoint), SnapshotCache(out / "cache"))
@@ -75,7 +110,7 @@ def run_demo(args: argparse.Namespace) -> int:
                 print(f"   {result.headline}")
                 for claim in result.broken_claims:
                     print(
-                        f"   claim {claim.claim.name}: stated {claim.claim.stated}, measured {claim.measured:,}"
+                        f"   claim {claim.claim.name}: stated {claim.claim.stated}, measured {claim.measured_text}"
                     )
         print(f"   {second.summary_line()}")
         for paths in second.files.values():

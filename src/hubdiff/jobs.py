@@ -10,15 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._baseline import Baseline, RepoBaseline, load_baseline
 from ._compare import Comparison, Side, compare
 from ._compare.claims import ClaimResult, evaluate
 from ._compare.config_diff import ConfigChange
 from ._metrics import Metrics, MetricsOptions, compute_metrics
 from ._metrics.kv import kv_report
 from ._source import Sources, SourceSpec, parse_source
-from .baseline import Baseline, RepoBaseline, load_baseline
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, internal_error, reading
-from .patterns import parse_index_set
 from .snapshot import Snapshot
 
 
@@ -79,65 +78,9 @@ class RepoResult:
 
     @property
     def headline(self) -> str:
-        if self.error:
-            return f"{self.title}: could not be read ({self.error})"
-        c = self.comparison
-        assert c is not None
-        parts = []
-        if c.same_commit and not self.fail_on_any_change:
-            parts.append(f"unchanged at {c.new.snapshot.sha[:12]}")
-        arch = c.config_by("architectural")
-        if arch:
-            keys = ", ".join(x.path if len(x.path) <= 60 else x.path[:59] + "…" for x in arch[:4]) + (
-                f" and {len(arch) - 4} more" if len(arch) > 4 else ""
-            )
-            parts.append(f"{len(arch)} architectural config change{'s' if len(arch) != 1 else ''} ({keys})")
-        other = len(c.config) - len(arch)
-        if other:
-            parts.append(f"{other} other config change{'s' if other != 1 else ''}")
-        t = c.tensors
-        moved = _layer_moves(c)
-        if moved:
-            parts.append(moved)
-        if t.removed or t.added or t.changed:
-            parts.append(
-                f"tensors {t.old_count:,} → {t.new_count:,} ({sum(p.count for p in t.removed):,} removed, "
-                f"{sum(p.count for p in t.added):,} added, {sum(x.pattern.count for x in t.changed):,} reshaped)"
-            )
-        kv = next((m for m in c.metrics if m.name == "kv_bytes_per_token"), None)
-        if kv is not None and kv.ratio:
-            parts.append(f"KV cache per token {kv.old:,} → {kv.new:,} bytes ({kv.ratio:.1f}×)")
-        if self.broken_claims:
-            parts.append(f"{len(self.broken_claims)} claim(s) no longer hold")
-        if not parts:
-            parts.append("no differences")
-        return f"{self.title}: " + "; ".join(parts) + "."
+        from ._render.headline import headline
 
-
-def _layer_moves(c: Comparison) -> str:
-    """The biggest group of tensor kinds whose layer set changed: "self_attn.indexer.* tensors leave 57 layers"."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for x in c.tensors.templates:
-        if x.old_count and x.new_count and x.old_layers != x.new_layers:
-            groups.setdefault((x.old_layers, x.new_layers), []).append(x.template)
-    if not groups:
-        return ""
-    (old, new), templates = max(groups.items(), key=lambda kv: len(kv[1]))
-    before, after = set(parse_index_set(old)), set(parse_index_set(new))
-    tails = [t.split("*", 1)[1].lstrip(".") if "*" in t else t for t in templates]
-    split = [t.split(".") for t in tails]
-    shared = []
-    for parts in zip(*split):
-        if len(set(parts)) != 1:
-            break
-        shared.append(parts[0])
-    common = ".".join(shared[: min(len(x) for x in split) - 1])
-    label = f"{common}.* tensors" if common else f"{len(templates)} tensor kinds"
-    if after < before:
-        return f"{label} leave {len(before - after)} of {len(before)} layers ({len(before)} → {len(after)})"
-    if before < after:
-        return f"{label} join {len(after - before)} layers ({len(before)} → {len(after)})"
-    return f"{label} move from layers {old} to {new}"
+        return headline(self)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ baselines (repos, tensor patterns that no longer exist) and claims no test used.
 from __future__ import annotations
 
 import os
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +17,10 @@ from typing import Any
 
 import pytest
 
-from ._compare.claims import ClaimResult
-from ._metrics import FIGURE_UNITS
-from .baseline import Baseline, load_baseline, locked, update_baseline, write_baseline
+from ._baseline import Baseline, load_baseline, restate_claims, update_baseline
+from ._compare.claims import ClaimResult, restated
 from .errors import HubdiffError
 from .jobs import RepoResult, check_repo, failure
-from .units import UNITS_BY_KIND, human_bytes, human_count
 
 
 class UnverifiedFigure(UserWarning):
@@ -58,47 +55,46 @@ def _baseline_dir(config: pytest.Config) -> Path:
 
 
 def _baselines(config: pytest.Config) -> list[Baseline]:
+    """Every baseline of the folder, validated. A folder that is missing or holds no baseline is an
+    error, not zero tests: a typo in --baseline-dir must not pass as "nothing to check"."""
     folder = _baseline_dir(config)
+    if not folder.is_dir():
+        raise HubdiffError(f"--baseline-dir {folder}: no such folder")
     paths = sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml"))
+    if not paths:
+        raise HubdiffError(f"--baseline-dir {folder}: no baseline files (*.yaml) in it")
     return [load_baseline(p) for p in paths]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "hubdiff_case" not in metafunc.fixturenames:
         return
+    try:
+        baselines = _baselines(metafunc.config)
+    except HubdiffError as exc:
+        pytest.fail(str(exc), pytrace=False)  # one line, where the bad file or folder is named
     cases = [
         Case(b.path, r.repo, c)
-        for b in _baselines(metafunc.config)
+        for b in baselines
         for r in b.repos
         for c in (None, *[claim.name for claim in r.claims])
     ]
+    metafunc.config.stash[_CASES] = {str(c.path) + "::" + str(c) for c in cases}
     metafunc.parametrize("hubdiff_case", cases, ids=str)
 
 
-def _restate(stated: Any, measured: Any, unit: str) -> Any:
-    """The measured value written the way the claim was: same unit, same number of decimals."""
-    if isinstance(stated, dict):
-        if "value" in stated:
-            return {**stated, "value": _restate(stated["value"], measured, unit)}
-        return dict(measured) if isinstance(measured, dict) else measured
-    if isinstance(stated, bool) or not isinstance(measured, (int, float)):
-        return measured
-    if isinstance(stated, int):
-        return round(measured)
-    if isinstance(stated, float):
-        decimals = len(repr(stated).split(".")[1]) if "." in repr(stated) else 0
-        return round(float(measured), decimals)
-    match = re.fullmatch(r"(\s*)([-+]?[\d,]*\.?\d+)(\s*)([A-Za-z]*)(\s*)", str(stated))
-    if not match:
-        return measured
-    number, space, written = match.group(2), match.group(3), match.group(4)
-    scale = UNITS_BY_KIND.get(unit, {}).get(written.upper(), 1)
-    decimals = len(number.split(".")[1]) if "." in number else 0
-    return (
-        f"{measured / scale:,.{decimals}f}{space}{written}"
-        if "," in number
-        else (f"{measured / scale:.{decimals}f}{space}{written}")
-    )
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Remember whether every case was selected: only then can a claim no test ran be called unused
+    (with -k or a node id, most claims are left out on purpose)."""
+    cases = session.config.stash.get(_CASES, None)
+    if cases is None:
+        return
+    selected = {
+        f"{item.callspec.params['hubdiff_case'].path}::{item.callspec.params['hubdiff_case']}"
+        for item in session.items
+        if hasattr(item, "callspec") and "hubdiff_case" in item.callspec.params
+    }
+    session.config.stash[_WHOLE_SET] = selected == cases
 
 
 @dataclass
@@ -111,6 +107,7 @@ class HubdiffSession:
     stale: list[str] = field(default_factory=list)
     gone: dict[Path, set[str]] = field(default_factory=dict)  # baseline file -> repos no longer on the Hub
     updated: list[str] = field(default_factory=list)
+    failed: int = 0
 
     def sources(self) -> Any:
         from ._source import HubSettings, Sources
@@ -142,12 +139,14 @@ class HubdiffSession:
         result = self.result(case)
         update = bool(self.config.getoption("--update-baselines"))
         if result.error:
+            self.failed += 1
             pytest.fail(f"{case}: could not be read: {result.error}", pytrace=False)
         if case.claim is None:
             if result.changed:
                 if update:
                     self.to_rerecord.setdefault(case.path, set()).add(case.repo)
                     return
+                self.failed += 1
                 pytest.fail(
                     f"{case}: the Hub no longer matches {case.path}\n{_changes(result)}", pytrace=False
                 )
@@ -162,41 +161,28 @@ class HubdiffSession:
         if claim.holds:
             return
         if update:
-            unit = FIGURE_UNITS.get(claim.claim.name, "count")
-            self.to_restate.setdefault(case.path, {})[(case.repo, claim.claim.name)] = _restate(
-                claim.claim.stated, claim.measured, unit
+            self.to_restate.setdefault(case.path, {})[(case.repo, claim.claim.name)] = restated(
+                claim.claim, claim.measured
             )
             return
+        self.failed += 1
         pytest.fail(_claim_message(case, claim, result), pytrace=False)
 
     def apply_updates(self) -> None:
         sources = None
         for path, claims in self.to_restate.items():
-            with locked(path):
-                data = dict(load_baseline(path).raw)
-                for (repo, name), value in claims.items():
-                    data["repos"][repo]["claims"][name] = value
-                    self.updated.append(f"{path}: {repo} claim {name} restated as {value!r}")
-                write_baseline(path, data)
+            self.updated.extend(restate_claims(path, claims))
         for path, repos in self.to_rerecord.items():
             sources = sources or self.sources()
             self.updated.extend(update_baseline(path, sources, only=repos))
 
 
-def _measured_text(claim: ClaimResult) -> str:
-    unit = FIGURE_UNITS.get(claim.claim.name)
-    value = claim.measured
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        human = human_bytes(value) if unit == "bytes" else human_count(value) if unit == "params" else None
-        return f"{value:,}" + (f" ({human})" if human and value >= 1000 else "")
-    return repr(value)
-
-
 def _changes(result: RepoResult) -> str:
+    """What changed behind a failure: config, tensors, figures; the claims are reported by their own tests."""
     from ._render.markdown import render
     from .jobs import Report
 
-    return render(Report("check", (result,)), "text").rstrip()
+    return render(Report("check", (result,)), "changes").rstrip()
 
 
 def _claim_message(case: Case, claim: ClaimResult, result: RepoResult) -> str:
@@ -205,7 +191,7 @@ def _claim_message(case: Case, claim: ClaimResult, result: RepoResult) -> str:
         f"{case}: the claim does not hold",
         f"  claim:    {claim.claim.name}: {claim.claim.stated}   ({where})",
         f"  checked:  {claim.rule}",
-        f"  measured: {_measured_text(claim)}",
+        f"  measured: {claim.measured_text}",
         "",
         _changes(result),
     ]
@@ -222,9 +208,13 @@ def hubdiff_session(request: pytest.FixtureRequest) -> HubdiffSession:
 
 
 _SESSION = pytest.StashKey[HubdiffSession]()
+_CASES = pytest.StashKey[set[str]]()
+_WHOLE_SET = pytest.StashKey[bool]()
+_STOPPED = pytest.StashKey[bool]()  # -x or --maxfail ended the run early: claims were left unrun
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
+    session.config.stash[_STOPPED] = bool(session.shouldstop or session.shouldfail)
     state = session.config.stash.get(_SESSION, None)
     if state is not None and session.config.getoption("--update-baselines"):
         try:
@@ -243,6 +233,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         for line in state.updated:
             write(line)
     unused = []
+    whole_set = config.stash.get(_WHOLE_SET, False) and not config.stash.get(_STOPPED, False)
     try:
         for baseline in _baselines(config):
             if {r.repo for r in baseline.repos} <= state.gone.get(baseline.path, set()):
@@ -252,7 +243,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             for repo in baseline.repos:
                 for claim in repo.claims:
                     case = Case(baseline.path, repo.repo, claim.name)
-                    if f"{case.path}::{case}" not in state.used:
+                    if whole_set and f"{case.path}::{case}" not in state.used:
                         unused.append(f"{baseline.path}:{claim.line}: {case}")
     except HubdiffError:
         pass
@@ -262,6 +253,13 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             write(f"stale: {line}")
         for line in unused:
             write(f"unused claim (no test ran it): {line}")
+    failed = state.failed and not config.getoption("--update-baselines")
+    if failed:
+        terminalreporter.section("hubdiff")
+        write(
+            f"{failed} baseline check(s) failed. If the change is expected, re-record after review with: "
+            "pytest checks/ --update-baselines"
+        )
 
 
 def _env_default() -> None:

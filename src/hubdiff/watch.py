@@ -4,7 +4,7 @@ State lives in git: the pinned shas in the baselines. A poll costs one model lis
 page), which returns every repo's sha at once; per-repo requests are made only for repos the listing
 does not cover (private ones, revisions other than main) and for repos that changed. A run that
 crashes loses nothing and the next one redoes the work; baseline writes are atomic and serialised
-with a lock file (see ``baseline.locked``), so two runs at once cannot corrupt one.
+with a lock (see ``_baseline.store``), so two runs at once cannot corrupt one.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ._baseline import RepoBaseline, load_baseline, update_baseline
 from ._source import Sources
-from .baseline import RepoBaseline, load_baseline, update_baseline
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, UsageError
 from .jobs import RepoResult, Report, check_repo, failure
 
@@ -125,8 +125,8 @@ def run_watch(
     output_dir: Path = Path("reports"),
     template_dir: Path | None = None,
 ) -> WatchOutcome:
-    from ._render.markdown import render, render_comment
-    from ._source.cache import atomic_write_text
+    from ._files import atomic_write_text
+    from ._render.markdown import render, render_comment, workflow_run_url
 
     baselines = [b for b in (load_baseline(p) for p in paths) if in_shard(b.family, shard)]
     outcome = WatchOutcome(baseline_files={b.family: b.path for b in baselines})
@@ -153,7 +153,9 @@ def run_watch(
         base = output_dir / family
         files = {"report": f"{base}.md", "comment": f"{base}.comment.md"}
         atomic_write_text(Path(files["report"]), render(report, "report", template_dir))
-        comment = render_comment(report, template_dir, files["report"], marker=family)
+        comment = render_comment(
+            report, template_dir, files["report"], marker=family, run_url=workflow_run_url()
+        )
         atomic_write_text(Path(files["comment"]), comment)
         if family in changed:  # a pull request is opened only for families whose repos moved
             files["pr_body"] = f"{base}.pr.md"

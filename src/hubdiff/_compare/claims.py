@@ -8,11 +8,14 @@ claims a config value.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from .._metrics import FIGURE_UNITS
-from ..units import parse_quantity
+from ..units import UNITS_BY_KIND, parse_quantity
+
+_QUANTITY = re.compile(r"\s*([-+]?[\d,]*\.?\d+)(\s*)([A-Za-z]*)\s*")
 
 
 class ClaimError(ValueError):
@@ -26,13 +29,72 @@ class Claim:
     line: int | None = None
 
 
+def written_unit(claim: Claim) -> tuple[float, str, int]:
+    """Scale, unit as written (with its leading space) and decimals of a claim's stated value:
+    "6.0 KB" -> (1000, " KB", 1). Figures about a claim are said in these, as its author reads them."""
+    stated = claim.stated.get("value") if isinstance(claim.stated, dict) else claim.stated
+    unit = FIGURE_UNITS.get(claim.name, "count")
+    if isinstance(stated, float):
+        text = repr(stated)
+        return 1, "", len(text.split(".")[1]) if "." in text and "e" not in text else 0
+    match = _QUANTITY.fullmatch(stated) if isinstance(stated, str) else None
+    if not match:
+        return 1, "", 0
+    number, space, suffix = match.groups()
+    scale = UNITS_BY_KIND.get(unit, {}).get(suffix.upper(), 1)
+    return scale, (space + suffix) if suffix else "", len(number.split(".")[1]) if "." in number else 0
+
+
+def in_unit(value: float, claim: Claim, extra_decimals: int = 1) -> str:
+    """``value`` in the claim's own unit, one decimal finer than the claim (enough to see why it fails)."""
+    scale, suffix, decimals = written_unit(claim)
+    scaled = value / scale
+    places = decimals + extra_decimals if scale != 1 or decimals else (0 if float(scaled).is_integer() else 1)
+    return f"{scaled:,.{places}f}{suffix}"
+
+
+def restated(claim: Claim, measured: Any) -> Any:
+    """The measured value written the way the claim was: same unit, same number of decimals, same
+    thousands separators (``pytest --update-baselines`` writes it over a claim that no longer holds)."""
+    stated = claim.stated
+    if isinstance(stated, dict):
+        if "value" in stated:
+            return {**stated, "value": restated(Claim(claim.name, stated["value"]), measured)}
+        return dict(measured) if isinstance(measured, dict) else measured
+    if isinstance(stated, bool) or not isinstance(measured, (int, float)):
+        return measured
+    if isinstance(stated, int):
+        return round(measured)
+    scale, suffix, decimals = written_unit(claim)
+    if isinstance(stated, float):
+        return round(float(measured), decimals)
+    if not _QUANTITY.fullmatch(str(stated)):
+        return measured
+    grouping = "," if "," in str(stated) else ""
+    return f"{measured / scale:{grouping}.{decimals}f}{suffix}"
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     claim: Claim
     measured: Any
     holds: bool
-    rule: str  # how it was checked, e.g. "5,950 ≤ x ≤ 6,050"
+    rule: str  # how it was checked, in the claim's unit: "5.95 KB ≤ x ≤ 6.05 KB"
     unverified: tuple[str, ...] = ()  # the figure rests on a reading hubdiff is not sure of
+
+    @property
+    def measured_text(self) -> str:
+        """The measured value in the claim's unit, exact value beside it when the unit rounds it."""
+        value = self.measured
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return (
+                repr(value)
+                if not isinstance(value, dict)
+                else ", ".join(f"{k} {v}" for k, v in value.items())
+            )
+        scaled = in_unit(value, self.claim)
+        exact = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+        return scaled if scaled == exact else f"{scaled} ({exact})"
 
 
 def _bounds(claim: Claim, unit: str) -> tuple[float, float, float]:
@@ -89,4 +151,6 @@ def evaluate(
         return ClaimResult(claim, measured, actual == expected, "equal", unverified)
     _, low, high = _bounds(claim, FIGURE_UNITS[claim.name])
     holds = isinstance(measured, (int, float)) and low <= measured <= high
-    return ClaimResult(claim, measured, holds, f"{low:,.6g} ≤ x ≤ {high:,.6g}", unverified)
+    return ClaimResult(
+        claim, measured, holds, f"{in_unit(low, claim)} ≤ x ≤ {in_unit(high, claim)}", unverified
+    )

@@ -5,14 +5,20 @@ Comparing two 200,000-entry dicts with deepdiff takes seconds and hundreds of MB
 pattern notation as snapshots. For each name template touched (indices as ``*``), the report gives
 how many tensors and which layers carry it before and after: "indexer tensors in 79 layers -> 22".
 
-Two different models rarely share names (``model.layers`` vs ``language_model.model.layers``), so
-templates are also matched by their tail after the layer index; a tail found once on each side whose
-dtype or shape differs is a "shape change across models" (``kv_a_proj_with_mqa [576, 6144] -> [512, 4096]``).
+A new layout often moves the whole text model under a new prefix (``model.`` ->
+``language_model.model.`` when a vision tower joins). Reported name by name, that is tens of thousands
+of "removed" and "added" tensors hiding the few that matter, so prefix renames are detected first
+(the old and new names that agree after a prefix, weighted by how many tensors agree) and names are
+aligned through them: the rename is one line, and a tensor whose shape changed under it is reported as
+reshaped (``kv_a_proj_with_mqa [576, 6144] -> [512, 4096]``).
+
+When most names still differ after that, templates are also matched by their tail after the layer
+index; a tail found once on each side whose dtype or shape differs is a "shape change across models".
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from .._gc import gc_paused
@@ -44,14 +50,23 @@ class CrossShape:
 
 
 @dataclass(frozen=True)
+class PrefixRename:
+    old: str  # "model."
+    new: str  # "language_model.model."
+    count: int  # old tensors under the old prefix, compared under the new one
+    matched: int  # of those, found under the new prefix with the same rest of the name
+
+
+@dataclass(frozen=True)
 class TensorDiff:
     added: tuple[Pattern, ...]
-    removed: tuple[Pattern, ...]
-    changed: tuple[ShapeChange, ...]
-    templates: tuple[TemplateChange, ...]
+    removed: tuple[Pattern, ...]  # under their old names
+    changed: tuple[ShapeChange, ...]  # under their new names
+    templates: tuple[TemplateChange, ...]  # old names aligned through the renames
     cross_model: tuple[CrossShape, ...]
     old_count: int
     new_count: int
+    renames: tuple[PrefixRename, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -92,11 +107,83 @@ def diff_tensors(old: Snapshot, new: Snapshot) -> TensorDiff:
         return _diff(old, new)
 
 
+MAX_RENAMES = 4
+MIN_TEMPLATE_SHARE = 0.5  # of the moved name templates found again: below this, suffixes met by chance
+
+
+def _template(name: str) -> str:
+    return "*".join(split_name(name)[0])
+
+
+def _best_rename(gone: set[str], came: set[str]) -> tuple[str, str] | None:
+    """The (old prefix, new prefix) under which most vanished tensors reappear, by name template.
+
+    Each vanished template votes, with its tensor count, for the prefixes of the longest dotted tail
+    (two segments at least, the old prefix never empty) that some new template ends with.
+    """
+    gone_templates = Counter(_template(n) for n in gone)
+    by_tail: dict[str, set[str]] = defaultdict(set)
+    for template in {_template(n) for n in came}:
+        segments = template.split(".")
+        for k in range(len(segments) - 1):
+            by_tail[".".join(segments[k:])].add(".".join(segments[:k]))
+    votes: Counter[tuple[str, str]] = Counter()
+    for template, count in gone_templates.items():
+        segments = template.split(".")
+        for k in range(1, len(segments) - 1):
+            old_prefix = ".".join(segments[:k]) + "."
+            if "*" in old_prefix:
+                break
+            prefixes = by_tail.get(".".join(segments[k:]))
+            if prefixes:
+                for prefix in prefixes:
+                    new_prefix = prefix + "." if prefix else ""
+                    if "*" not in new_prefix and new_prefix != old_prefix:
+                        votes[(old_prefix, new_prefix)] += count
+                break
+    return votes.most_common(1)[0][0] if votes else None
+
+
+def _align(before: dict[str, object], after: dict[str, object]) -> tuple[dict[str, str], list[PrefixRename]]:
+    """Old name -> name it is compared under, and the prefix renames that explain the differences."""
+    aligned = {n: n for n in before}
+    gone, came = set(before) - set(after), set(after) - set(before)
+    renames: list[PrefixRename] = []
+    for _ in range(MAX_RENAMES):
+        if not gone or not came:
+            break
+        best = _best_rename(gone, came)
+        if best is None:
+            break
+        old_prefix, new_prefix = best
+        moved = {
+            n: new_prefix + n[len(old_prefix) :]
+            for n in gone
+            if n.startswith(old_prefix) and new_prefix + n[len(old_prefix) :] not in before
+        }
+        found = {n for n, m in moved.items() if m in came}
+        moved_templates = {_template(m) for m in moved.values()}
+        came_templates = {_template(n) for n in came}
+        if len(found) < 2 or len(moved_templates & came_templates) < MIN_TEMPLATE_SHARE * len(
+            moved_templates
+        ):
+            break
+        renames.append(PrefixRename(old_prefix, new_prefix, len(moved), len(found)))
+        for name, target in moved.items():
+            aligned[name] = target
+        gone -= set(moved)
+        came -= {moved[n] for n in found}
+    return aligned, renames
+
+
 def _diff(old: Snapshot, new: Snapshot) -> TensorDiff:
-    before = {t.name: (t.dtype, t.shape) for t in old.tensors}
+    original = {t.name: (t.dtype, t.shape) for t in old.tensors}
     after = {t.name: (t.dtype, t.shape) for t in new.tensors}
+    aligned, renames = _align(original, after)
+    before = {aligned[n]: v for n, v in original.items()}
+    old_name = {a: n for n, a in aligned.items()}
     common = before.keys() & after.keys()
-    removed = compress((n, *before[n]) for n in before.keys() - common)
+    removed = compress((old_name[n], *before[n]) for n in before.keys() - common)
     added = compress((n, *after[n]) for n in after.keys() - common)
     by_change: dict[tuple[str, tuple[int, ...]], list[tuple[str, str, tuple[int, ...]]]] = defaultdict(list)
     for name in common:
@@ -107,7 +194,10 @@ def _diff(old: Snapshot, new: Snapshot) -> TensorDiff:
     ]
     changed.sort(key=lambda c: c.pattern.name)
 
-    touched = {p.template for p in (*removed, *added)} | {c.pattern.template for c in changed}
+    touched = {p.template for p in added} | {c.pattern.template for c in changed}
+    touched |= (
+        {p.template for p in removed} if not renames else {_template(n) for n in before.keys() - common}
+    )
     old_t, new_t = _template_stats(list(before), touched), _template_stats(list(after), touched)
     templates = []
     for key in sorted(touched):
@@ -127,8 +217,17 @@ def _diff(old: Snapshot, new: Snapshot) -> TensorDiff:
     )
     different_models = gone > len(before) // 2 and came > len(after) // 2  # most names differ: match by tail
     cross = _cross_model(old, new) if different_models else []
+    reshaped_tails = {_tail(c.pattern.template) for c in changed}
+    cross = [x for x in cross if x.tail not in reshaped_tails]  # already a reshape through a rename
     return TensorDiff(
-        tuple(added), tuple(removed), tuple(changed), tuple(templates), tuple(cross), len(before), len(after)
+        tuple(added),
+        tuple(removed),
+        tuple(changed),
+        tuple(templates),
+        tuple(cross),
+        len(before),
+        len(after),
+        tuple(renames),
     )
 
 

@@ -15,6 +15,7 @@ still cannot carry a terminal escape or a bidi override.
 from __future__ import annotations
 
 import json
+import os
 import re
 from importlib.resources import files
 from pathlib import Path
@@ -27,8 +28,11 @@ from ..errors import UsageError
 from ..jobs import Report
 from ..units import gib, human_bytes, human_count
 from ..visible import printable, printable_lines
+from .headline import by_impact, change, config_impact, key_figures, reshaped_first
+from .text import fit
 
 COMMENT_LIMIT = 65_536
+COMMENT_ROWS = 40  # rows per folded table of a PR comment; the rest is in the full report
 MAX_TEXT = 300
 # Markdown punctuation, plus what starts a GFM extended autolink: the dot of "www.", the colon of
 # "scheme://", "mailto:" and "xmpp:".
@@ -230,9 +234,43 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         gb=gigabytes,
     )
     env.globals.update(
-        layer_strip=layer_strip, architecture_rows=architecture_rows, kv_derivation=kv_derivation
+        layer_strip=layer_strip,
+        architecture_rows=architecture_rows,
+        kv_derivation=kv_derivation,
+        change=change,
+        by_impact=by_impact,
+        reshaped_first=reshaped_first,
+        key_figures=key_figures,
+        config_impact=config_impact,
     )
     return env
+
+
+def workflow_run_url(env: dict[str, str] | None = None) -> str | None:
+    """The GitHub Actions run this runs in (its job summary and artifacts), from the variables Actions
+    sets; None outside Actions or when a value does not look like one (it goes into a link)."""
+    env = dict(os.environ) if env is None else env
+    server, repo, run = (
+        env.get("GITHUB_SERVER_URL", ""),
+        env.get("GITHUB_REPOSITORY", ""),
+        env.get("GITHUB_RUN_ID", ""),
+    )
+    if (
+        re.fullmatch(r"https://[A-Za-z0-9.-]+(:\d+)?", server)
+        and re.fullmatch(r"[\w.-]+/[\w.-]+", repo)
+        and run.isdigit()
+    ):
+        return f"{server}/{repo}/actions/runs/{run}"
+    return None
+
+
+def full_report_link(full_report: str | None, run_url: str | None) -> str:
+    """Where a reader finds the full report: the run's page (job summary, artifacts) when there is one,
+    since a local path in a PR comment leads nowhere."""
+    if run_url:
+        where = f" ({code(Path(full_report).name, table=False)} in its artifacts)" if full_report else ""
+        return f"[job summary and artifacts of the workflow run]({run_url}){where}"
+    return md(full_report or "in the job artifacts")
 
 
 def render(
@@ -242,22 +280,27 @@ def render(
     max_rows: int | None = None,
     full_report: str | None = None,
     marker: str = "hubdiff",
+    run_url: str | None = None,
 ) -> str:
-    """``form``: report (full markdown), comment (PR comment), summary (job summary) or text."""
+    """``form``: report (full markdown), comment (PR comment), summary (job summary), text, or changes."""
     name = {
         "report": "report.md.j2",
         "comment": "comment.md.j2",
         "summary": "summary.md.j2",
         "text": "report.txt.j2",
+        "changes": "report.txt.j2",  # the text form without claims: what lies behind a failing check
     }[form]
     template = environment(template_dir).get_template(name)
-    return template.render(
+    text = template.render(
         report=report,
         max_rows=max_rows,
         full_report=full_report,
         marker=comment_marker(marker),
         results=report.results,
+        show_claims=form != "changes",
+        full_report_link=full_report_link(full_report, run_url),
     )
+    return fit(text) if name == "report.txt.j2" else text
 
 
 def comment_marker(marker: str) -> str:
@@ -279,13 +322,15 @@ def render_comment(
     full_report: str | None = None,
     limit: int = COMMENT_LIMIT,
     marker: str = "hubdiff",
+    run_url: str | None = None,
 ) -> str:
-    """The PR comment, cut down until it fits GitHub's limit; what was cut is said, with the report's path."""
-    for rows in (None, 200, 50, 10, 0):
-        text = render(report, "comment", template_dir, rows, full_report, marker)
+    """The PR comment, cut down until it fits GitHub's limit; what was cut is said, with where the full
+    report is (``run_url``: the workflow run, see ``workflow_run_url``)."""
+    for rows in (COMMENT_ROWS, 10, 0):
+        text = render(report, "comment", template_dir, rows, full_report, marker, run_url)
         if len(text) <= limit:
             return text
-    note = f"\n\n… cut to fit a comment; the full report is {md(full_report or 'in the job artifacts')}\n"
+    note = f"\n\n… cut to fit a comment; the full report: {full_report_link(full_report, run_url)}\n"
     return text[: limit - len(note)] + note
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import textwrap
 from collections.abc import Sequence
 
 from .._metrics import Metrics
@@ -9,6 +13,32 @@ from ..patterns import Pattern
 from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count
 from ..visible import printable
+
+
+def terminal_width() -> int:
+    """The terminal's columns ($COLUMNS, else 80 when not a terminal): tables are laid out for it."""
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+def fit(text: str, width: int | None = None) -> str:
+    """Lines wider than the terminal wrapped at spaces, continuations indented under their line. Only
+    for a terminal (or $COLUMNS): a pipe into grep wants one finding per line."""
+    if width is None:
+        if not (os.environ.get("COLUMNS") or sys.stdout.isatty()):
+            return text
+        width = terminal_width()
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+        out.append(
+            textwrap.fill(
+                line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+            )
+        )
+    return "\n".join(out)
 
 
 def table(rows: Sequence[Sequence[str]], align: str = "") -> str:
@@ -33,26 +63,44 @@ def pattern_rows(patterns: Sequence[Pattern]) -> list[list[str]]:
     ]
 
 
-def snapshot_text(snapshot: Snapshot) -> str:
+def pattern_lines(patterns: Sequence[Pattern], width: int) -> list[str]:
+    """Patterns as an aligned table when it fits ``width``; else each name on its own line with its
+    dtype, shape and count indented below (names are long, and a wrapped table row cannot be read)."""
+    rows = pattern_rows(patterns)
+    lines = table([["pattern", "dtype", "shape", "count"], *rows], "lllr").splitlines()
+    if max(len(line) for line in lines) <= width:
+        return lines
+    details = table([["dtype", "shape", "count"], *[r[1:] for r in rows]], "llr").splitlines()
+    out = ["pattern", "    " + details[0]]
+    for row, detail in zip(rows, details[1:]):
+        out += [row[0], "    " + detail]
+    return out
+
+
+def snapshot_text(snapshot: Snapshot, width: int | None = None) -> str:
+    width = width or terminal_width()
     shards = sorted({t.file for t in snapshot.tensors})
     params = snapshot.parameters_by_dtype()
     total = sum(params.values())
     head = [
-        f"{snapshot.source} @ {snapshot.revision}"
-        + (f" -> {snapshot.sha}" if snapshot.sha else "")
-        + (f" ({snapshot.commit_date})" if snapshot.commit_date else ""),
+        f"{snapshot.source} @ {snapshot.revision}",
+        *(
+            [f"commit {snapshot.sha}" + (f" ({snapshot.commit_date})" if snapshot.commit_date else "")]
+            if snapshot.sha
+            else []
+        ),
         f"files: {len(snapshot.files):,} ({len(shards):,} safetensors)",
         f"tensors: {len(snapshot.tensors):,} in {len(snapshot.patterns):,} patterns",
-        f"stored elements: {total:,} ({human_count(total)}); tensor bytes {snapshot.tensor_bytes():,}"
-        f" ({human_bytes(snapshot.tensor_bytes())})",
+        f"stored elements: {total:,} ({human_count(total)})",
+        f"tensor bytes: {snapshot.tensor_bytes():,} ({human_bytes(snapshot.tensor_bytes())})",
     ]
     if "total_size" in snapshot.index_metadata:
         head.append(f"index total_size: {snapshot.index_metadata['total_size']:,}")
     if snapshot.unknown_dtypes:
         head.append(f"unknown dtypes (bytes not counted): {printable(', '.join(snapshot.unknown_dtypes))}")
     by_dtype = table([[printable(d), f"{n:,}", human_count(n)] for d, n in params.items()], "lrr")
-    patterns = table([["pattern", "dtype", "shape", "count"], *pattern_rows(snapshot.patterns)], "lllr")
-    return "\n".join(head) + "\n\nelements by dtype\n" + by_dtype + "\n\n" + patterns + "\n"
+    patterns = "\n".join(pattern_lines(snapshot.patterns, width))
+    return fit("\n".join(head), width) + "\n\nelements by dtype\n" + by_dtype + "\n\n" + patterns + "\n"
 
 
 def metrics_text(metrics: Metrics) -> str:

@@ -1,8 +1,8 @@
 """The snapshot cache: one JSON file per (repo, commit sha), plus the last sha seen for each revision.
 
 A snapshot never changes for a given sha, so a cached one is reused without asking the Hub for
-anything but the revision's current sha. Writes are atomic (temp file + rename), so a run that fails
-or is killed leaves the cache as it was.
+anything but the revision's current sha. Writes are atomic (``_files.atomic_write_text``), so a run
+that fails or is killed leaves the cache as it was.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
+from .._files import atomic_write_text
 from ..snapshot import Snapshot
 from .jsonin import MAX_DEPTH, load_json
 from .layout import check_config
@@ -28,18 +28,6 @@ def default_cache_dir() -> Path:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
     )
     return Path(hf_home) / "hubdiff"
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class SnapshotCache:

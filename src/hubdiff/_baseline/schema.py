@@ -1,31 +1,25 @@
-"""Baselines: one YAML file per model family with what each repo is expected to be.
+"""What a baseline file may hold, and reading it: validated on load, ``file:line: what is wrong``.
 
-A baseline pins each repo to the commit it was recorded at and keeps its config, its tensor patterns
-and its derived figures, plus what people add by hand: claims, keys allowed to change, notes. It is
-validated on load (``file:line: what is wrong``), read with ``yaml.safe_load`` only, and written
-atomically; re-recording keeps claims, notes and allowed changes.
+Reading uses ``yaml.safe_load`` only (a baseline may come from a fork's pull request); the round-trip
+reader in ``store`` is used only after this validation passed, to keep comments and key order when
+writing.
 """
 
 from __future__ import annotations
 
-import fcntl
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ._compare.claims import Claim, ClaimError, validate
-from ._metrics import CONFIG_READERS, FIGURE_UNITS, Metrics, MetricsOptions
-from ._metrics.kv import KV_DTYPE_BYTES, PROFILES
-from ._source.cache import atomic_write_text
-from .errors import BaselineError
-from .patterns import Pattern, format_index_set, parse_index_set
-from .snapshot import Snapshot, Tensor
+from .._compare.claims import Claim, ClaimError, validate
+from .._metrics import CONFIG_READERS, FIGURE_UNITS, MetricsOptions
+from .._metrics.kv import KV_DTYPE_BYTES, PROFILES
+from ..errors import BaselineError
+from ..patterns import Pattern, format_index_set, parse_index_set
+from ..snapshot import Snapshot, Tensor
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _ROW = re.compile(r"^(\S+) \[([\d, ]*)\] x(\d+)$")
@@ -42,7 +36,15 @@ _REPO_KEYS = {
     "notes",
     "config_keys",
 }
-_OPTION_KEYS = {"profile", "kv_dtype", "context", "count_mtp", "indexer_pooling", "config_reader"}
+OPTION_KEYS = (
+    "profile",
+    "kv_dtype",
+    "context",
+    "count_mtp",
+    "indexer_pooling",
+    "config_reader",
+)  # MetricsOptions but config_only
+INDEXER_POOLING = ("auto", "stored", "scan")
 
 
 @dataclass(frozen=True)
@@ -142,7 +144,12 @@ def _line(node: yaml.Node | None, path: list[Any]) -> int | None:
 
 
 def load_baseline(path: Path) -> Baseline:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: no such baseline file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"{path}: cannot be read ({exc.__class__.__name__}: {exc})") from None
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -184,9 +191,11 @@ def load_baseline(path: Path) -> Baseline:
         revision = entry.get("revision", "main")
         if not isinstance(revision, str):
             raise fail([*where, "revision"], "must be a string")
-        options = _options(
-            entry.get("metrics_options") or {}, lambda k, p, w=where: fail([*w, "metrics_options", *k], p)
-        )
+        try:
+            options = parse_options(entry.get("metrics_options") or {})
+        except OptionError as exc:
+            key = [exc.key] if exc.key else []
+            raise fail([*where, "metrics_options", *key], str(exc)) from None
         allow = entry.get("allow_changes") or []
         if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
             raise fail([*where, "allow_changes"], "must be a list of config keys")
@@ -232,111 +241,52 @@ def load_baseline(path: Path) -> Baseline:
     return Baseline(path, data["family"], data.get("notes", ""), tuple(out), data)
 
 
-def _options(raw: Any, fail: Any) -> MetricsOptions:
+class OptionError(ValueError):
+    """A metrics option that cannot be used; ``key`` names it, so each front end can say where."""
+
+    def __init__(self, key: str | None, problem: str) -> None:
+        super().__init__(problem)
+        self.key = key
+
+
+def parse_options(raw: Any) -> MetricsOptions:
+    """The one validation of metrics options, for a baseline's ``metrics_options`` and the CLI's flags alike."""
     if not isinstance(raw, dict):
-        raise fail([], "must be a mapping")
-    bad = set(raw) - _OPTION_KEYS
+        raise OptionError(None, "must be a mapping")
+    bad = set(raw) - set(OPTION_KEYS)
     if bad:
-        raise fail([sorted(bad)[0]], f"unknown option (known: {', '.join(sorted(_OPTION_KEYS))})")
-    if "kv_dtype" in raw and str(raw["kv_dtype"]).lower() not in KV_DTYPE_BYTES:
-        raise fail(["kv_dtype"], f"unknown KV dtype (known: {', '.join(KV_DTYPE_BYTES)})")
-    if "profile" in raw and raw["profile"] not in PROFILES:
-        raise fail(["profile"], f"unknown profile (known: {', '.join(PROFILES)})")
-    if "context" in raw and (not isinstance(raw["context"], int) or raw["context"] <= 0):
-        raise fail(["context"], "must be a positive whole number of tokens")
-    if "indexer_pooling" in raw and raw["indexer_pooling"] not in ("auto", "stored", "scan"):
-        raise fail(["indexer_pooling"], "must be auto, stored or scan")
-    if "config_reader" in raw and raw["config_reader"] not in CONFIG_READERS:
-        raise fail(["config_reader"], f"must be one of {', '.join(CONFIG_READERS)}")
-    values = {k: (str(v).lower() if k == "kv_dtype" else v) for k, v in raw.items()}
-    return MetricsOptions(**values)  # type: ignore[arg-type]  # keys and types checked just above
+        raise OptionError(sorted(bad)[0], f"unknown option (known: {', '.join(OPTION_KEYS)})")
+    values = {k: v for k, v in raw.items() if v is not None}
+    if "kv_dtype" in values:
+        values["kv_dtype"] = str(values["kv_dtype"]).lower()
+        if values["kv_dtype"] not in KV_DTYPE_BYTES:
+            raise OptionError(
+                "kv_dtype", f"unknown KV dtype {raw['kv_dtype']!r} (known: {', '.join(KV_DTYPE_BYTES)})"
+            )
+    if "profile" in values and values["profile"] not in PROFILES:
+        raise OptionError("profile", f"unknown profile (known: {', '.join(PROFILES)})")
+    context = values.get("context")
+    if "context" in values and (isinstance(context, bool) or not isinstance(context, int) or context <= 0):
+        raise OptionError("context", "must be a positive whole number of tokens")
+    if "count_mtp" in values and not isinstance(values["count_mtp"], bool):
+        raise OptionError("count_mtp", "must be true or false")
+    if "indexer_pooling" in values and values["indexer_pooling"] not in INDEXER_POOLING:
+        raise OptionError(
+            "indexer_pooling", f"must be {', '.join(INDEXER_POOLING[:-1])} or {INDEXER_POOLING[-1]}"
+        )
+    if "config_reader" in values and values["config_reader"] not in CONFIG_READERS:
+        raise OptionError("config_reader", f"must be one of {', '.join(CONFIG_READERS)}")
+    return MetricsOptions(**values)
+
+
+def options_entry(options: MetricsOptions) -> dict[str, Any]:
+    """Every option a figure depends on, so that ``check`` later measures exactly what was recorded
+    (an option left out would fall back to a default the recording did not use)."""
+    entry = {key: getattr(options, key) for key in OPTION_KEYS}
+    return {k: v for k, v in entry.items() if v is not None}
 
 
 def discover(paths: list[str] | None, root: Path = Path("baselines")) -> list[Path]:
     if paths:
         return [Path(p) for p in paths]
     return sorted(root.glob("*.yaml")) + sorted(root.glob("*.yml"))
-
-
-# -- recording ---------------------------------------------------------------------------------
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _represent_list(dumper: yaml.SafeDumper, data: list[Any]) -> yaml.Node:
-    flow = all(not isinstance(v, (dict, list)) for v in data)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
-
-
-_Dumper.add_representer(list, _represent_list)
-
-
-def record_repo(snapshot: Snapshot, metrics: Metrics, previous: dict[str, Any] | None) -> dict[str, Any]:
-    """The YAML mapping for one repo; claims, notes, options and allowed changes carry over."""
-    previous = previous or {}
-    entry: dict[str, Any] = {
-        "revision": previous.get("revision", snapshot.revision),
-        "sha": snapshot.sha,
-        "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    }
-    for key in ("notes", "metrics_options", "allow_changes", "claims", "config_keys"):
-        if key in previous:
-            entry[key] = previous[key]
-    if "allow_changes" not in entry:
-        entry["allow_changes"] = ["transformers_version"]
-    entry["metrics"] = {k: v for k, v in metrics.figures().items()}
-    config = snapshot.config
-    if previous.get("config_keys") == "listed":
-        config = {k: v for k, v in config.items() if k in (previous.get("config") or {})}
-    entry["config"] = config
-    entry["tensors"] = {pattern_key(p): pattern_row(p) for p in snapshot.patterns}
-    return entry
-
-
-def dump_baseline(data: dict[str, Any]) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
-
-
-def write_baseline(path: Path, data: dict[str, Any]) -> None:
-    text = dump_baseline(data)
-    yaml.safe_load(text)  # never write what we could not read back
-    atomic_write_text(path, text)
-
-
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Serialise read-modify-write of one baseline between processes (two watch runs at once)."""
-    lock = path.with_name(f".{path.name}.lock")
-    with lock.open("w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def update_baseline(
-    path: Path, sources: Any, only: set[str] | None = None, revisions: dict[str, str] | None = None
-) -> list[str]:
-    """Re-record the repos of one baseline (all, or ``only``) at their tracked revision, or at the sha in
-    ``revisions``; claims, notes, options and allowed changes are kept. One atomic write, under a lock."""
-    from ._metrics import compute_metrics
-    from ._source import SourceSpec
-
-    lines = []
-    with locked(path):
-        baseline = load_baseline(path)  # read under the lock: another run may have just written it
-        data = dict(baseline.raw)
-        entries = dict(data["repos"])
-        for repo in baseline.repos:
-            if only is not None and repo.repo not in only:
-                continue
-            revision = (revisions or {}).get(repo.repo, repo.revision)
-            snapshot = sources.open(SourceSpec("hub", repo.repo, revision))
-            entries[repo.repo] = record_repo(snapshot, compute_metrics(snapshot, repo.options), repo.raw)
-            lines.append(f"{path}: {repo.repo} {(repo.sha or 'none')[:12]} -> {snapshot.sha[:12]}")
-        data["repos"] = entries
-        write_baseline(path, data)
-    return lines

@@ -1,0 +1,155 @@
+"""What a reader sees first: the headline of a result (every report, annotation and terminal line opens
+with it) and the "what changed that matters" block that opens a PR comment.
+
+They live with the renderers, not with the jobs, because they decide wording only; the jobs decide
+what changed and whether it fails.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from .._metrics import FIGURE_UNITS
+from ..patterns import parse_index_set
+
+if TYPE_CHECKING:
+    from .._compare import Comparison
+    from .._compare.config_diff import ConfigChange
+    from .._compare.tensor_diff import ShapeChange
+    from ..jobs import RepoResult
+
+
+def change(old: float, new: float) -> str:
+    """How a figure moved, said honestly: "−3.0%" for a small change (a ratio would round it to 1.0×),
+    "−87.4%, 8.0× smaller" once the ratio says more than the percentage."""
+    if old == new:
+        return "unchanged"
+    if not old:
+        return "new"
+    pct = (new - old) / abs(old) * 100
+    text = f"{pct:+.1f}%".replace("-", "−")
+    if new and old / new >= 2:
+        text += f", {old / new:.1f}× smaller"
+    elif new and new / old >= 2:
+        text += f", {new / old:.1f}× larger"
+    return text
+
+
+def layer_moves(c: Comparison) -> str:
+    """The biggest group of tensor kinds whose layer set changed: "self_attn.indexer.* tensors leave 57 layers"."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for x in c.tensors.templates:
+        if x.old_count and x.new_count and x.old_layers != x.new_layers:
+            groups.setdefault((x.old_layers, x.new_layers), []).append(x.template)
+    if not groups:
+        return ""
+    (old, new), templates = max(groups.items(), key=lambda kv: len(kv[1]))
+    before, after = set(parse_index_set(old)), set(parse_index_set(new))
+    tails = [t.split("*", 1)[1].lstrip(".") if "*" in t else t for t in templates]
+    split = [t.split(".") for t in tails]
+    shared = []
+    for parts in zip(*split):
+        if len(set(parts)) != 1:
+            break
+        shared.append(parts[0])
+    common = ".".join(shared[: min(len(x) for x in split) - 1])
+    label = f"{common}.* tensors" if common else f"{len(templates)} tensor kinds"
+    if after < before:
+        return f"{label} leave {len(before - after)} of {len(before)} layers ({len(before)} → {len(after)})"
+    if before < after:
+        return f"{label} join {len(after - before)} layers ({len(before)} → {len(after)})"
+    return f"{label} move from layers {old} to {new}"
+
+
+def headline(result: RepoResult) -> str:
+    if result.error:
+        return f"{result.title}: could not be read ({result.error})"
+    c = result.comparison
+    assert c is not None
+    parts = []
+    if c.same_commit and not result.fail_on_any_change:
+        sha = c.new.snapshot.sha[:12]
+        parts.append(
+            f"unchanged at {sha}" if not c.differs else f"the recorded commit {sha} differs from the baseline"
+        )
+    arch = c.config_by("architectural")
+    if arch:
+        keys = ", ".join(x.path if len(x.path) <= 60 else x.path[:59] + "…" for x in arch[:4]) + (
+            f" and {len(arch) - 4} more" if len(arch) > 4 else ""
+        )
+        parts.append(f"{len(arch)} architectural config change{'s' if len(arch) != 1 else ''} ({keys})")
+    other = len(c.config) - len(arch)
+    if other:
+        parts.append(f"{other} other config change{'s' if other != 1 else ''}")
+    t = c.tensors
+    moved = layer_moves(c)
+    if moved:
+        parts.append(moved)
+    for rename in t.renames:
+        parts.append(f"{rename.old}* renamed {rename.new}* ({rename.count:,} tensors)")
+    if t.removed or t.added or t.changed:
+        parts.append(
+            f"tensors {t.old_count:,} → {t.new_count:,} ({sum(p.count for p in t.removed):,} removed, "
+            f"{sum(p.count for p in t.added):,} added, {sum(x.pattern.count for x in t.changed):,} reshaped)"
+        )
+    kv = next((m for m in c.metrics if m.name == "kv_bytes_per_token"), None)
+    if kv is not None and kv.delta:
+        parts.append(f"KV cache per token {kv.old:,} → {kv.new:,} bytes ({change(kv.old, kv.new)})")
+    if result.broken_claims:
+        parts.append(f"{len(result.broken_claims)} claim(s) no longer hold")
+    if not parts:
+        parts.append("no differences")
+    return f"{result.title}: " + "; ".join(parts) + "."
+
+
+# -- what changed that matters: the first screen of a PR comment ---------------------------------
+
+_CACHE_KEY = re.compile(
+    r"kv|rope|head_dim|index|window|layer_types|compress|kpool|linear_attn|nope|cache|mla"
+)
+_SHAPE_KEY = re.compile(r"hidden|intermediate|_size$|_dim$|rank|heads|experts|num_|vocab|layers|hc_mult")
+_CACHE_TENSOR = re.compile(r"kv_|k_proj|v_proj|indexer\.wk|wkv")
+# Figures that decide memory and cost, in the order a reader asks about them.
+KEY_FIGURES = (
+    ("kv_bytes_per_token", "KV cache per token"),
+    ("kv_bytes_at_context", "KV cache at context"),
+    ("state_bytes_per_sequence", "recurrent state per sequence"),
+    ("total_params", "parameters"),
+    ("active_params", "active parameters per token"),
+)
+
+
+def config_impact(path: str) -> int:
+    """0 for keys that size both the KV cache and tensors, 1 tensors only, 2 the cache only, 3 the rest."""
+    leaf = path.rsplit(".", 1)[-1]
+    cache, shape = bool(_CACHE_KEY.search(leaf)), bool(_SHAPE_KEY.search(leaf))
+    return 0 if cache and shape else 1 if shape else 2 if cache else 3
+
+
+def by_impact(c: Comparison) -> list[ConfigChange]:
+    """Architectural config changes by impact; within one impact a changed value before a key that
+    appears or disappears (a new feature's flags are many, a resized dimension is one)."""
+    arch = c.config_by("architectural")
+    return sorted(arch, key=lambda x: (config_impact(x.path), x.kind != "changed", x.path))
+
+
+def reshaped_first(c: Comparison) -> list[ShapeChange]:
+    """Reshaped or retyped tensors, those that hold the KV cache's projections first, then by count."""
+    return sorted(
+        c.tensors.changed,
+        key=lambda x: (not _CACHE_TENSOR.search(x.pattern.name), -x.pattern.count, x.pattern.name),
+    )
+
+
+def key_figures(c: Comparison) -> list[tuple[str, str, Any, Any]]:
+    """(label, unit, old, new) of the figures that decide memory and cost, when either side has them."""
+    rows = []
+    for name, label in KEY_FIGURES:
+        old, new = c.figures_old.get(name), c.figures_new.get(name)
+        if not old and not new:
+            continue
+        if name == "kv_bytes_at_context":
+            label = f"{label} ({c.figures_new.get('context_tokens', 0):,} tokens)"
+        rows.append((label, FIGURE_UNITS.get(name, "count"), old, new))
+    return rows
