@@ -259,3 +259,13 @@ def test_a_baseline_edited_by_hand_is_not_called_unchanged(example_hub, tmp_path
         "zai-org/GLM-5@main: the recorded commit 000a66bceb37 differs from the baseline; "
         "1 architectural config change (vocab_size)"
     )
+
+
+def test_a_recorded_config_gets_the_hubs_bounds(tmp_path):
+    """A baseline is a file people edit: its recorded config is bounded like one from the Hub."""
+    data = yaml.safe_load((REPO_BASELINES / "glm-5.yaml").read_text())
+    data["repos"]["zai-org/GLM-5.3"]["config"]["num_hidden_layers"] = 10**9
+    path = tmp_path / "glm-5.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    with pytest.raises(BaselineError, match=r"glm-5\.yaml:\d+: .*config.*num_hidden_layers is 1,000,000,000"):
+        load_baseline(path)

@@ -88,7 +88,7 @@ def test_absurd_layer_counts_are_refused_before_anything_is_built(layers: object
     snapshot = Snapshot("x", "local", "", None, config, None, (), {}, ())
     m = compute_metrics(snapshot, MetricsOptions(config_only=True))
     assert m.layers == ()
-    assert "outside 0 to 10,000" in m.cfg.reader
+    assert "outside 0 to 1,024" in m.cfg.reader
     assert any("num_hidden_layers" in reason and "refused" in reason for reason in m.unverified)
 
 

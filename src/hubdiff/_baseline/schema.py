@@ -17,6 +17,7 @@ import yaml
 from .._compare.claims import Claim, ClaimError, validate
 from .._metrics import CONFIG_READERS, FIGURE_UNITS, MetricsOptions
 from .._metrics.kv import KV_DTYPE_BYTES, PROFILES
+from .._source.layout import LayoutProblem, check_config
 from ..errors import BaselineError
 from ..patterns import Pattern, format_index_set, parse_index_set
 from ..snapshot import Snapshot, Tensor
@@ -219,6 +220,10 @@ def load_baseline(path: Path) -> Baseline:
                 parse_pattern_row(str(key), str(row))
             except ValueError as exc:
                 raise fail([*where, "tensors", key], str(exc)) from None
+        try:  # a recorded config goes through the same bounds as one from the Hub: it may have been edited
+            check_config(entry.get("config") or {}, "config")
+        except LayoutProblem as exc:
+            raise fail([*where, "config"], exc.problem) from None
         metrics = entry.get("metrics") or {}
         for key in metrics:
             if key not in FIGURE_UNITS:

@@ -20,8 +20,24 @@ from typing import Any
 
 # Keys that carry a number which sizes a tensor or the cache; anything larger than these bounds is
 # refused before a single per-layer structure is built.
-MAX_LAYERS = 10_000
+MAX_LAYERS = 1_024  # far above any release (Nemotron-H: 118); the boundary in _source refuses more
 MAX_DIM = 1 << 40
+
+# Every spelling of the counts that drive per-layer and per-expert work; the boundary that validates
+# what comes from the Hub (_source/layout.py) bounds exactly these.
+LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+MTP_LAYER_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers")
+EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts", "n_experts")
+SHARED_EXPERT_KEYS = ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts")
+EXPERTS_PER_TOKEN_KEYS = (
+    "num_experts_per_tok",
+    "moe_topk",
+    "moe_k",
+    "num_experts_per_token",
+    "experts_per_token",
+    "moe_top_k",
+    "top_k_experts",
+)
 
 
 def _num(value: Any) -> int | None:
@@ -111,14 +127,7 @@ def _export(config: Any) -> dict[str, Any]:
     return out
 
 
-LAYER_COUNT_KEYS = (
-    "num_hidden_layers",
-    "num_layers",
-    "n_layer",
-    "n_layers",
-    "num_nextn_predict_layers",
-    "mtp_num_hidden_layers",
-)
+LAYER_COUNT_KEYS = LAYER_KEYS + MTP_LAYER_KEYS
 
 
 def absurd_layer_count(raw: dict[str, Any]) -> str | None:
@@ -247,7 +256,7 @@ class ArchConfig:
 
     @property
     def num_layers(self) -> int:
-        n = self.number("num_hidden_layers", "n_layer", "num_layers", "n_layers", default=0) or 0
+        n = self.number(*LAYER_KEYS, default=0) or 0
         if not n:  # some configs give the layers only as their per-layer list (Nemotron 3 Ultra)
             types = self.get("layers_block_type", "layer_types")
             n = len(types) if isinstance(types, list) else 0
@@ -298,29 +307,19 @@ class ArchConfig:
 
     @property
     def num_experts(self) -> int | None:
-        return self.number(
-            "n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts", "n_experts"
-        )
+        return self.number(*EXPERT_KEYS)
 
     @property
     def experts_per_token(self) -> int | None:
-        return self.number(
-            "num_experts_per_tok",
-            "moe_topk",
-            "moe_k",
-            "num_experts_per_token",
-            "experts_per_token",
-            "moe_top_k",
-            "top_k_experts",
-        )
+        return self.number(*EXPERTS_PER_TOKEN_KEYS)
 
     @property
     def num_shared_experts(self) -> int:
-        return self.number("n_shared_experts", "num_shared_experts", "moe_num_shared_experts", default=0) or 0
+        return self.number(*SHARED_EXPERT_KEYS, default=0) or 0
 
     @property
     def mtp_layers(self) -> int:
-        n = self.number("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers", default=0) or 0
+        n = self.number(*MTP_LAYER_KEYS, default=0) or 0
         return n if 0 <= n <= MAX_LAYERS else 0
 
     @property

@@ -10,6 +10,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .._metrics.config import (
+    EXPERT_KEYS,
+    EXPERTS_PER_TOKEN_KEYS,
+    LAYER_KEYS,
+    MAX_LAYERS,
+    MTP_LAYER_KEYS,
+    SHARED_EXPERT_KEYS,
+)
 from .jsonin import MAX_DEPTH, JSONProblem, check_tree, load_json
 
 MAX_CONFIG_BYTES = 10_000_000
@@ -17,40 +25,12 @@ MAX_INDEX_BYTES = 256_000_000
 
 # Config keys that something downstream turns into one object per layer or per expert: their values are
 # bounded here, before anything is allocated, far above any released model (128 layers, 512 experts).
-MAX_LAYERS = 1_024
 MAX_EXPERTS = 65_536
 MAX_LAYER_EXPERTS = 1_048_576  # layers x experts: the tensors a config-only estimate writes out
 LAYER_COUNT_KEYS = frozenset(
-    {
-        "num_hidden_layers",
-        "n_layer",
-        "num_layers",
-        "n_layers",
-        "vt_num_hidden_layers",
-        "depth",
-        "num_nextn_predict_layers",
-        "mtp_num_hidden_layers",
-        "num_mtp_layers",
-        "first_k_dense_replace",
-    }
+    {*LAYER_KEYS, *MTP_LAYER_KEYS, "vt_num_hidden_layers", "depth", "first_k_dense_replace"}
 )
-EXPERT_COUNT_KEYS = frozenset(
-    {
-        "n_routed_experts",
-        "num_experts",
-        "num_local_experts",
-        "moe_num_experts",
-        "n_experts",
-        "n_shared_experts",
-        "num_shared_experts",
-        "num_experts_per_tok",
-        "moe_topk",
-        "num_experts_per_token",
-        "experts_per_token",
-        "moe_top_k",
-        "top_k_experts",
-    }
-)
+EXPERT_COUNT_KEYS = frozenset({*EXPERT_KEYS, *SHARED_EXPERT_KEYS, *EXPERTS_PER_TOKEN_KEYS})
 PER_LAYER_LIST_KEYS = frozenset(
     {
         "layer_types",
