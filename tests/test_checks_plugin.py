@@ -213,3 +213,21 @@ def test_a_claim_on_an_unverified_figure_warns(hub, tmp_path):
         "new::layers: holds, but rests on an unverified figure: num_memory_slots not understood"
         in result.stdout
     )
+
+
+def test_an_unreachable_hub_is_said_once_and_ends_hub_access(tmp_path):
+    """No network: the first repo says so with the way out; the others are not tried again."""
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    copy_baselines(tmp_path)
+    start = time.monotonic()
+    result = pytest_checks(tmp_path, closed, "-q")
+    assert time.monotonic() - start < 120
+    assert result.returncode == 1
+    assert result.stdout.count("cannot connect to") >= 2
+    assert result.stdout.count("--offline reads from the snapshot cache") >= 1
+    assert "not tried: " in result.stdout

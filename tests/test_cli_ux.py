@@ -205,3 +205,45 @@ def test_the_plugin_loads_and_locks_where_fcntl_does_not_exist(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "locked\n"
+
+
+def test_no_network_is_one_line_at_once_with_the_way_out(tmp_path):
+    """A connection that cannot be opened is not worth four retries: one line naming the endpoint."""
+    start = time.monotonic()
+    result = hubdiff("snapshot", "org/m", "--cache-dir", str(tmp_path / "c"), cwd=tmp_path)
+    assert time.monotonic() - start < 20  # no 1 + 2 + 4 + 8 s of backoff
+    assert result.returncode == 3
+    assert result.stderr.strip().splitlines() == [
+        "hubdiff: org/m@main: cannot connect to http://127.0.0.1:9 (ConnectError): no network? "
+        "--offline reads from the snapshot cache"
+    ]
+
+
+def test_refs_lists_what_a_revision_can_be_and_a_wrong_one_names_them(hub, tmp_path):
+    small_repo(hub)
+    hub.push("org/m", CommitSpec({"config.json": b'{"hidden_size": 8}'}, []), branch="dev")
+    refs = hubdiff("refs", "org/m", "--json", endpoint=hub.endpoint, cwd=tmp_path)
+    assert refs.returncode == 0, refs.stderr
+    listed = json.loads(refs.stdout)
+    assert set(listed["branches"]) == {"main", "dev"} and listed["tags"] == {}
+    wrong = hubdiff("snapshot", "org/m@v9", "--cache-dir", str(tmp_path / "c"), endpoint=hub.endpoint)
+    assert wrong.returncode == 3
+    assert "revision not found (branches: dev, main; see hubdiff refs org/m)" in wrong.stderr
+
+
+def test_token_option_opens_a_gated_repo(hub, tmp_path):
+    spec = CommitSpec({"config.json": b'{"hidden_size": 8}'}, [("w", "BF16", (2, 2))])
+    hub.add(RepoSpec("org/gated", [spec], gated=True))
+    denied = hubdiff("snapshot", "org/gated", "--cache-dir", str(tmp_path / "a"), endpoint=hub.endpoint)
+    assert denied.returncode == 3 and "gated repo" in denied.stderr
+    opened = hubdiff(
+        "snapshot",
+        "org/gated",
+        "--token",
+        "hf_reader",
+        "--cache-dir",
+        str(tmp_path / "b"),
+        endpoint=hub.endpoint,
+    )
+    assert opened.returncode == 0, opened.stderr
+    assert "hf_reader" not in opened.stdout + opened.stderr

@@ -34,6 +34,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--endpoint", help="Hub endpoint (default: $HF_ENDPOINT or https://huggingface.co)")
     group.add_argument("--cache-dir", help="snapshot cache (default: $HUBDIFF_CACHE or $HF_HOME/hubdiff)")
     group.add_argument("--offline", action="store_true", help="use only the snapshot cache; make no request")
+    group.add_argument("--token", help="Hub token for gated or private repos (default: $HF_TOKEN)")
     group.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the Hub (default 10)")
     group.add_argument("--retries", type=int, default=4, help="retries on 429/5xx/timeouts (default 4)")
 
@@ -41,12 +42,30 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def sources_from(args: argparse.Namespace) -> Sources:
     settings = HubSettings.from_env(
         args.endpoint,
+        token=args.token,
         timeout_s=args.timeout,
         retries=max(0, args.retries),
         progress=sys.stderr.isatty(),
     )
     cache = SnapshotCache(args.cache_dir) if args.cache_dir else SnapshotCache()
     return Sources(settings, cache, offline=args.offline)
+
+
+def cmd_refs(args: argparse.Namespace) -> int:
+    spec = parse_source(args.repo)
+    if spec.kind != "hub" or "@" in args.repo:
+        raise errors.UsageError(f"{args.repo!r}: hubdiff refs takes a Hub repo id (owner/name)")
+    refs = sources_from(args).refs(spec.target)
+    if args.json:
+        print(json.dumps(refs, sort_keys=True, indent=1))
+        return errors.EXIT_OK
+    lines = [
+        f"{kind[:-1] if kind != 'branches' else 'branch'}  {name}  {sha}"
+        for kind, names in refs.items()
+        for name, sha in sorted(names.items())
+    ]
+    print(printable_lines("\n".join(lines) + "\n" if lines else "no refs\n"), end="")
+    return errors.EXIT_OK
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
@@ -303,6 +322,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="the snapshot as stable JSON")
     _common(p)
     p.set_defaults(func=cmd_snapshot)
+
+    p = sub.add_parser(
+        "refs",
+        help="a repo's branches and tags with their commits, to name a revision",
+        description="List a Hub repo's branches, tags and converts, each with the commit it points to.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("repo", help="a Hub repo id, owner/name")
+    p.add_argument("--json", action="store_true", help="as JSON")
+    _common(p)
+    p.set_defaults(func=cmd_refs)
 
     p = sub.add_parser(
         "metrics",

@@ -108,6 +108,7 @@ class HubdiffSession:
     gone: dict[Path, set[str]] = field(default_factory=dict)  # baseline file -> repos no longer on the Hub
     updated: list[str] = field(default_factory=list)
     failed: int = 0
+    unreachable: str | None = None  # the first "cannot connect": every later repo fails with it at once
 
     def sources(self) -> Any:
         from ._source import HubSettings, Sources
@@ -121,8 +122,18 @@ class HubdiffSession:
         if key not in self.results:
             baseline = load_baseline(case.path)
             repo = next(r for r in baseline.repos if r.repo == case.repo)
+            if self.unreachable is not None:
+                self.results[key] = RepoResult(
+                    f"{repo.repo}@{repo.revision}",
+                    error=f"not tried: {self.unreachable}",
+                    baseline=baseline.path,
+                    line=repo.line,
+                )
+                return self.results[key]
             result, _ = check_repo(baseline, repo, self.sources())
             self.results[key] = result
+            if result.error and "cannot connect to" in result.error:
+                self.unreachable = result.error
             if result.error and "not found" in result.error:
                 self.stale.append(f"{case.path}: {case.repo} ({result.error})")
                 self.gone.setdefault(case.path, set()).add(case.repo)

@@ -111,6 +111,16 @@ class HubReader:
                     if status in RETRY_STATUS:
                         raise _Retryable(f"HTTP {status}", _retry_after(exc.response)) from None
                     raise
+                except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+                    # no connection could be opened at all: retrying a network that is not there only
+                    # makes the user wait, so this is said at once, with the way out
+                    raise SourceError(
+                        where,
+                        revision,
+                        file,
+                        f"cannot connect to {s.endpoint} ({type(exc).__name__}): no network? "
+                        "--offline reads from the snapshot cache",
+                    ) from None
                 except httpx2.TimeoutException:
                     raise _Retryable(f"no answer within {s.timeout_s:g} s") from None
                 except (httpx2.TransportError, httpx2.StreamError) as exc:
@@ -127,7 +137,9 @@ class HubReader:
                 delay = exc.retry_after if exc.retry_after is not None else s.backoff_s * 2**attempt
                 time.sleep(min(delay, s.max_wait_s))
             except RevisionNotFoundError:
-                raise SourceError(where, revision, file, "revision not found") from None
+                raise SourceError(
+                    where, revision, file, f"revision not found{self._refs_hint(where)}"
+                ) from None
             except GatedRepoError:
                 raise SourceError(
                     where, revision, file, "gated repo: accept its terms on the Hub and set HF_TOKEN"
@@ -191,6 +203,36 @@ class HubReader:
         url = hf_hub_url(repo, path, revision=sha, endpoint=self.settings.endpoint)
         answer = self._attempts(lambda: self._request(url, limit, byte_range), repo, sha, path)
         return answer.body, answer.size
+
+    def _refs_hint(self, repo: str) -> str:
+        """ " (branches: main; tags: v1.0)" for a revision-not-found line; nothing if the refs cannot be had."""
+        try:
+            refs = self.refs(repo)
+        except Exception:  # the line it decorates is the error that matters
+            return ""
+        parts = [f"{kind}: {', '.join(sorted(names)[:10])}" for kind, names in refs.items() if names]
+        return f" ({'; '.join(parts)}; see hubdiff refs {repo})" if parts else ""
+
+    def refs(self, repo: str) -> dict[str, dict[str, str]]:
+        """Branches, tags and converts of a repo, each name with its commit sha: one request."""
+        url = f"{self.settings.endpoint}/api/models/{repo}/refs"
+        answer = self._attempts(lambda: self._request(url, MAX_PAGE_BYTES), repo, None, None)
+        try:
+            data = _json_body(answer.body, MAX_PAGE_BYTES)
+        except JSONProblem as exc:
+            raise SourceError(repo, None, None, f"refs {exc}") from None
+        out: dict[str, dict[str, str]] = {}
+        for kind in ("branches", "tags", "converts"):
+            entries = data.get(kind) if isinstance(data, dict) else None
+            out[kind] = {
+                e["name"]: e["targetCommit"]
+                for e in (entries if isinstance(entries, list) else [])
+                if isinstance(e, dict)
+                and isinstance(e.get("name"), str)
+                and isinstance(e.get("targetCommit"), str)
+                and _SHA.fullmatch(e["targetCommit"])
+            }
+        return out
 
     # -- pieces -----------------------------------------------------------------------------------
     def resolve(self, repo: str, revision: str) -> RepoInfo:

@@ -28,11 +28,13 @@ class HubSettings:
     progress: bool = False
 
     @classmethod
-    def from_env(cls, endpoint: str | None = None, **overrides: object) -> HubSettings:
+    def from_env(
+        cls, endpoint: str | None = None, token: str | None = None, **overrides: object
+    ) -> HubSettings:
         """Endpoint and token from the arguments or ``HF_ENDPOINT`` / ``HF_TOKEN``, read now, not at import."""
         return cls(
             endpoint=(endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/"),
-            token=os.environ.get("HF_TOKEN") or None,
+            token=token or os.environ.get("HF_TOKEN") or None,
             **overrides,  # type: ignore[arg-type]
         )
 
@@ -79,3 +81,12 @@ class Sources:
 
             reader = HubReader(self.settings, self.cache)
             return reader.snapshot(spec.target, spec.revision, offline=self.offline, headers=headers)
+
+    def refs(self, repo: str) -> dict[str, dict[str, str]]:
+        """The repo's branches, tags and converts with their shas."""
+        if self.offline:
+            raise UsageError("hubdiff refs asks the Hub: not with --offline")
+        from .hub import HubReader
+
+        with reading(repo, None):
+            return HubReader(self.settings, self.cache).refs(repo)

@@ -222,7 +222,10 @@ def load_repo_spec(path: Path) -> RepoSpec:
                 date=c.get("date", "2026-01-01T00:00:00.000Z"),
             )
         )
-    return RepoSpec(data["repo"], commits, gated=bool(data.get("gated")), private=bool(data.get("private")))
+    tags = {str(name): int(position) for name, position in (data.get("tags") or {}).items()}
+    return RepoSpec(
+        data["repo"], commits, gated=bool(data.get("gated")), private=bool(data.get("private")), tags=tags
+    )
 
 
 def write_checkpoint(folder: Path, spec: CommitSpec) -> dict[str, VirtualFile]:
