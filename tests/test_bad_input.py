@@ -189,7 +189,7 @@ def _header_with(entries: str) -> bytes:
     return raw_shard(entries.encode(), 0)
 
 
-# Issue 10's list: each used to end in a traceback and exit 1. (files, exit code, what the line says)
+# Inputs that once ended in a traceback and exit 1. (files, exit code, what the line says)
 CLASS_CASES = {
     "config nested 1,000 deep": (
         {"config.json": f'{{"a": {_deep(1000)}}}'.encode()},
