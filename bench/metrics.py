@@ -150,11 +150,12 @@ def main() -> None:
     print(
         f"{BIG_REPO}: 160 shards, 199,680 tensors; {args.runs} runs each, medians; load average {os.getloadavg()[0]:.1f}"
     )
+    results = {latency: measure_latency(latency / 1000, args.runs) for latency in args.latency_ms}
+    # after the runs: building the replica here first would make every child report this process's RSS
     floor = floor_bytes()
     print(f"floor (config + index + every header, exactly): {floor:,} bytes")
-    for latency in args.latency_ms:
+    for latency, rows in results.items():
         print(f"\n-- {latency:g} ms per request --")
-        rows = measure_latency(latency / 1000, args.runs)
         table(rows, REFERENCE)
         by = {r["label"]: r for r in rows}
         ref, cold, warm = by[REFERENCE], by["hubdiff metrics, cold"], by["hubdiff metrics, warm"]
