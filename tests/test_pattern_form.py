@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import json
 import random
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from hubdiff._compare.tensor_diff import diff_tensors
+from hubdiff._compare.tensor_diff import _diff_by_name, diff_tensors
 from hubdiff._metrics.components import _is_scale, classify, count_parameters, count_patterns
 from hubdiff._metrics.config import ArchConfig
 from hubdiff._metrics.estimate import synthesize
 from hubdiff._metrics.layers import layer_census
-from hubdiff.patterns import compress, format_index_set, split_name
+from hubdiff.patterns import compress
 from hubdiff.snapshot import Snapshot, Tensor
 from hubdiff.testing import load_census
 from hubdiff.testing.example import example_dir
@@ -92,45 +91,6 @@ def test_split_expert_numbers_and_layers_are_counted_per_layer():
 # -- diffs ----------------------------------------------------------------------------------
 
 
-def per_tensor_diff(old: list[Triple], new: list[Triple]) -> dict:
-    """The comparison done name by name (what diff_tensors did before it worked on patterns)."""
-    before = {n: (d, tuple(s)) for n, d, s in old}
-    after = {n: (d, tuple(s)) for n, d, s in new}
-    common = before.keys() & after.keys()
-    changed: dict[tuple, list[Triple]] = defaultdict(list)
-    for name in common:
-        if before[name] != after[name]:
-            changed[before[name]].append((name, *after[name]))
-
-    def stats(names: dict) -> dict[str, tuple[int, set[int]]]:
-        out: dict[str, tuple[int, set[int]]] = {}
-        for name in names:
-            parts, indices = split_name(name)
-            count, first = out.get("*".join(parts), (0, set()))
-            out["*".join(parts)] = (count + 1, first | ({indices[0]} if indices else set()))
-        return out
-
-    removed = compress((n, *before[n]) for n in before.keys() - common)
-    added = compress((n, *after[n]) for n in after.keys() - common)
-    reshaped = sorted(
-        ((p.name, p.dtype, p.shape, d, s) for (d, s), rows in changed.items() for p in compress(rows)),
-    )
-    touched = {p.template for p in (*removed, *added)}
-    touched |= {"*".join(split_name(row[0])[0]) for rows in changed.values() for row in rows}
-    old_t, new_t = stats(before), stats(after)
-    templates = [
-        (
-            key,
-            old_t.get(key, (0, set()))[0],
-            new_t.get(key, (0, set()))[0],
-            format_index_set(old_t[key][1]) if key in old_t and old_t[key][1] else "",
-            format_index_set(new_t[key][1]) if key in new_t and new_t[key][1] else "",
-        )
-        for key in sorted(touched)
-    ]
-    return {"removed": removed, "added": added, "changed": reshaped, "templates": templates}
-
-
 def snapshot_of(tensors: list[Triple]) -> Snapshot:
     return Snapshot.of_tensors(
         "x", "main", "", None, {}, None, (), {}, tensors=(Tensor(*t, "") for t in tensors)
@@ -138,18 +98,10 @@ def snapshot_of(tensors: list[Triple]) -> Snapshot:
 
 
 def assert_same_diff(old: list[Triple], new: list[Triple]) -> None:
-    result = diff_tensors(snapshot_of(old), snapshot_of(new))
-    expected = per_tensor_diff(old, new)
-    assert list(result.removed) == expected["removed"]
-    assert list(result.added) == expected["added"]
-    got = sorted(
-        (c.pattern.name, c.pattern.dtype, c.pattern.shape, c.old_dtype, c.old_shape) for c in result.changed
-    )
-    assert got == expected["changed"]
-    assert [
-        (t.template, t.old_count, t.new_count, t.old_layers, t.new_layers) for t in result.templates
-    ] == expected["templates"]
-    assert (result.old_count, result.new_count) == (len(old), len(new))
+    """The diff per group of index tuples gives what the name-by-name diff (with its prefix-rename
+    alignment, the reference) gives; the group path is taken unless names both vanished and appeared."""
+    a, b = snapshot_of(old), snapshot_of(new)
+    assert diff_tensors(a, b) == _diff_by_name(a, b)
 
 
 @pytest.mark.parametrize(
@@ -174,8 +126,8 @@ def test_diff_per_pattern_equals_diff_per_name_on_random_edits(name):
             new.append((n, "F8_E4M3" if d != "F8_E4M3" else "BF16", s))  # another dtype
         else:
             new.append((n, d, s))
-    new += [(f"model.layers.{i}.extra.weight", "BF16", (8,)) for i in rng.sample(range(100), 7)]
-    assert_same_diff(old, new)
+    assert_same_diff(old, new)  # removals and reshapes only: the group path
+    assert_same_diff(new, old)  # additions and reshapes only
 
 
 # -- the stored forms ------------------------------------------------------------------------
