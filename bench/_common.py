@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import resource
+import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -15,7 +17,7 @@ os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 
-from hubdiff.testing import CommitSpec, HubReplica, RepoSpec
+from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
 
 BIG_REPO = "bench/moe-160"
 
@@ -34,8 +36,17 @@ def big_tensors(layers: int = 65, experts: int = 1024) -> list[tuple[str, str, t
     ]
 
 
-def big_replica() -> HubReplica:
+def big_replica(
+    latency_s: float = 0.0, shards: int = 160, layers: int = 65, repo: str = BIG_REPO, revisions: int = 1
+) -> HubReplica:
+    """The bench repo on a replica; ``latency_s`` delays every request (a CDN far away).
+
+    With ``revisions=2`` a second commit drops one expert projection in 13 layers and reshapes another
+    in one layer (the diff benchmark's change).
+    """
     hub = HubReplica().start()
+    if latency_s:
+        hub.add_fault(Fault("", delay_s=latency_s))
     config = {
         "hidden_size": 7168,
         "num_hidden_layers": 65,
@@ -45,12 +56,79 @@ def big_replica() -> HubReplica:
         "num_experts_per_tok": 8,
         "moe_intermediate_size": 2048,
     }
-    hub.add(
-        RepoSpec(
-            BIG_REPO, [CommitSpec({"config.json": json.dumps(config).encode()}, big_tensors(), shards=160)]
-        )
-    )
+    config["num_hidden_layers"] = layers
+    files = {"config.json": json.dumps(config).encode()}
+    tensors = big_tensors(layers)
+    commits = [CommitSpec(files, tensors, shards=shards)]
+    if revisions == 2:
+        commits.append(CommitSpec(files, edited(tensors), shards=shards, title="drop and reshape"))
+    hub.add(RepoSpec(repo, commits, tags={"v1": 0}))
     return hub
+
+
+def edited(rows: list[tuple[str, str, tuple[int, ...]]]) -> list[tuple[str, str, tuple[int, ...]]]:
+    """One expert projection dropped in every fifth layer, another reshaped in layer 3."""
+    out = [
+        r
+        for r in rows
+        if not (r[0].endswith("experts.7.up_proj.weight") and int(r[0].split(".")[2]) % 5 == 0)
+    ]
+    return [
+        (n, d, (1024, 7168)) if n == "model.layers.3.mlp.experts.9.gate_proj.weight" else (n, d, s)
+        for n, d, s in out
+    ]
+
+
+def run_process(
+    label: str, argv: list[str], hub: Any = None, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run a command to its end: wall time, its own peak RSS (wait4), requests and bytes on the replica."""
+    if hub is not None:
+        hub.clear()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):
+        raise RuntimeError(f"{label}: exit {code}: {stderr.strip()[-500:]}")
+    row: dict[str, Any] = {"label": label, "seconds": elapsed, "peak_rss_mib": usage.ru_maxrss / 1024}
+    if hub is not None:
+        log = hub.log
+        row["requests"] = len(log)
+        row["bytes_received"] = sum(e.bytes_sent for e in log)
+    return row
+
+
+def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of repeated runs, field by field (requests and bytes are the same every time)."""
+    out = dict(rows[0])
+    for key in ("seconds", "peak_rss_mib", "requests", "bytes_received"):
+        if key in out:
+            out[key] = statistics.median(r[key] for r in rows)
+    out["runs"] = len(rows)
+    out["spread"] = (min(r["seconds"] for r in rows), max(r["seconds"] for r in rows))
+    return out
+
+
+def table(rows: list[dict[str, Any]], reference: str) -> None:
+    """Rows with their ratio to ``reference``: time (x < 1 is faster), RSS, requests, MB received."""
+    base = next(r for r in rows if r["label"] == reference)
+    print(
+        f"{'':<52} {'median s':>9} {'min-max':>13} {'time/ref':>8} {'RSS MiB':>8} {'RSS/ref':>7} {'requests':>8} {'MB recv':>8}"
+    )
+    for r in rows:
+        lo, hi = r.get("spread", (r["seconds"], r["seconds"]))
+        mb = f"{r['bytes_received'] / 1e6:.2f}" if "bytes_received" in r else ""
+        print(
+            f"{r['label']:<52} {r['seconds']:>9.3f} {f'{lo:.2f}-{hi:.2f}':>13} {r['seconds'] / base['seconds']:>8.2f}"
+            f" {r['peak_rss_mib']:>8.0f} {r['peak_rss_mib'] / base['peak_rss_mib']:>7.2f}"
+            f" {r.get('requests', ''):>8} {mb:>8}"
+        )
+    sys.stdout.flush()
 
 
 class RemoteReplica:

@@ -122,8 +122,8 @@ def test_same_revision_twice_is_no_difference(sources):
 def _snapshot(names):
     from hubdiff.snapshot import Snapshot, Tensor
 
-    tensors = tuple(sorted((Tensor(n, d, s, "") for n, d, s in names), key=lambda t: t.name))
-    return Snapshot("org/x", "main", "", None, {}, None, (), {}, tensors)
+    tensors = (Tensor(n, d, s, "") for n, d, s in names)
+    return Snapshot.of_tensors("org/x", "main", "", None, {}, None, (), {}, tensors=tensors)
 
 
 def test_a_prefix_rename_is_one_line_and_shapes_are_compared_through_it():
@@ -178,3 +178,18 @@ def test_change_is_said_honestly():
     assert change(47_616, 5_984) == "−87.4%, 8.0× smaller"
     assert change(1, 3) == "+200.0%, 3.0× larger"
     assert change(0, 5) == "new" and change(5, 5) == "unchanged"
+
+
+def test_figures_compare_like_deepdiff_with_numeric_types_ignored():
+    from deepdiff import DeepDiff
+
+    from hubdiff._compare import diff_figures
+
+    old = {"a": 3, "b": {"mla": 78, "dsa": 1}, "c": 1.5, "d": [1, 2], "e": "x", "gone": 1}
+    new = {"a": 3.0, "b": {"mla": 78, "kda": 1}, "c": 1.5, "d": [2, 1], "e": "x", "came": 2}
+    expected = {
+        str(level.path(output_format="list")[0])
+        for levels in DeepDiff(old, new, ignore_numeric_type_changes=True, verbose_level=2).tree.values()
+        for level in levels
+    }
+    assert [d.name for d in diff_figures(old, new)] == sorted(expected) == ["b", "came", "d", "gone"]

@@ -49,8 +49,8 @@ def _remove_stale_tmp(path: Path, older_than_s: float) -> None:
             pass  # another run removed or renamed it first
 
 
-def atomic_write_text(path: Path, text: str, *, stale_tmp_after_s: float = STALE_TMP_S) -> None:
-    """Replace ``path`` with ``text`` in one rename; mode kept, or 0666 less the umask for a new file.
+def atomic_write_text(path: Path, text: str | bytes, *, stale_tmp_after_s: float = STALE_TMP_S) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) or bytes in one rename; mode kept, or 0666 less the umask.
 
     ``stale_tmp_after_s=0`` removes every leftover temp file of ``path``: only safe while holding
     ``locked(path)``, since a concurrent writer's temp file would go too.
@@ -64,8 +64,8 @@ def atomic_write_text(path: Path, text: str, *, stale_tmp_after_s: float = STALE
         mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode() if isinstance(text, str) else text)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

@@ -14,7 +14,7 @@ from ._baseline import Baseline, RepoBaseline, load_baseline
 from ._compare import Comparison, Side, compare
 from ._compare.claims import ClaimResult, evaluate
 from ._compare.config_diff import ConfigChange
-from ._metrics import Metrics, MetricsOptions, compute_metrics
+from ._metrics import Metrics, MetricsOptions
 from ._metrics.kv import kv_report
 from ._source import Sources, SourceSpec, parse_source
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, internal_error, reading
@@ -100,12 +100,12 @@ class Report:
 
 def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions) -> Side:
     snapshot = sources.open(spec)
-    return Side(snapshot.label, snapshot, _metrics_of(snapshot, options))
+    return Side(snapshot.label, snapshot, _metrics_of(sources, snapshot, options))
 
 
-def _metrics_of(snapshot: Snapshot, options: MetricsOptions) -> Metrics:
+def _metrics_of(sources: Sources, snapshot: Snapshot, options: MetricsOptions) -> Metrics:
     with reading(snapshot.source, snapshot.sha or None, "config.json"):
-        return compute_metrics(snapshot, options)
+        return sources.metrics(snapshot, options)
 
 
 def _compare(old: Side, new: Side, recorded: dict[str, Any] | None = None) -> Comparison:
@@ -174,7 +174,7 @@ def _check_repo(
         old = Side(
             f"{repo.repo}@{(repo.sha or 'baseline')[:12]} (baseline)",
             expected,
-            compute_metrics(expected, repo.options),
+            sources.metrics(expected, repo.options),
         )
     recorded: dict[str, Any] | None = repo.metrics or None
     comparison = _compare(old, new, recorded)

@@ -1,20 +1,34 @@
 """A snapshot: one model revision as hubdiff sees it, without the weights.
 
-It is immutable per commit sha, which is what makes it cacheable. The JSON form is stable: keys are
-sorted, tensors are listed in name order, and ``format`` is bumped whenever the layout changes.
+It is immutable per commit sha, which is what makes it cacheable. Its working form is the tensor
+patterns (name template x index sets x dtype x shape): a checkpoint of 200,000 tensors has a few dozen,
+and every later stage (metrics, diffs, claims) works on them, multiplying by their counts. The tensor
+list is still there, rebuilt from the patterns and where each one is stored (``placement``), for
+``--json`` and for anything that wants names one by one.
+
+The JSON form (``to_json``) is stable: keys are sorted, tensors are listed in name order, and
+``format`` is bumped whenever the layout changes.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain, groupby, product, repeat
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from . import dtypes
-from .patterns import Pattern, compress
+from ._json import dumps_sorted
+from .patterns import Pattern, format_index_set, group, parse_index_set, patterns_of
 
 SNAPSHOT_FORMAT = 1
+COMPACT_FORMAT = 2  # the cache's pattern form (Snapshot.compact); 1 was the full JSON form
+_HEAD = ("source", "revision", "sha", "commit_date", "config", "generation_config", "index_metadata")
+
+# per pattern, in the order of Pattern.names(): runs of (shard number, how many tensors)
+Placement = tuple[tuple[tuple[int, int], ...], ...]
 
 
 class Tensor(NamedTuple):
@@ -37,6 +51,27 @@ class FileEntry:
     size: int | None
 
 
+def _elements(shape: tuple[int, ...]) -> int:
+    n = 1
+    for dim in shape:
+        n *= dim
+    return n
+
+
+def locate(
+    names: list[str], dtypes_: list[str], shapes: list[tuple[int, ...]], shards: list[int] | None = None
+) -> tuple[list[Pattern], Placement]:
+    """Patterns of the tensors, and where each pattern's tensors are stored (runs of shard numbers)."""
+    groups = group(names, dtypes_, shapes, shards)
+    patterns = patterns_of(groups)
+    placement = []
+    for p in patterns:
+        shard_of = groups[(p.parts, p.dtype, p.shape)]
+        runs = groupby(map(shard_of.__getitem__, product(*p.index_sets)))
+        placement.append(tuple((shard, len(list(run))) for shard, run in runs))
+    return patterns, tuple(placement)
+
+
 @dataclass(frozen=True)
 class Snapshot:
     source: str  # "owner/name" for a Hub repo, the folder path for a local checkout
@@ -47,8 +82,24 @@ class Snapshot:
     generation_config: dict[str, Any] | None
     files: tuple[FileEntry, ...]
     index_metadata: dict[str, Any]
-    tensors: tuple[Tensor, ...]
+    patterns: tuple[Pattern, ...] = ()  # in natural name order (see patterns.compress)
+    shards: tuple[str, ...] = ()  # the safetensors files holding tensors, sorted
+    placement: Placement = ()  # per pattern: runs of (index into shards, tensor count), names() order
     unknown_dtypes: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def of_tensors(cls, *head: Any, tensors: Iterable[Tensor], **rest: Any) -> Snapshot:
+        """A snapshot from a tensor list (baselines, tests, benchmarks); ``head`` as the first fields."""
+        rows = list(tensors)
+        shards = sorted({t.file for t in rows})
+        number = {path: i for i, path in enumerate(shards)}
+        patterns, placement = locate(
+            [t.name for t in rows],
+            [t.dtype for t in rows],
+            [tuple(t.shape) for t in rows],
+            [number[t.file] for t in rows],
+        )
+        return cls(*head, tuple(patterns), tuple(shards), placement, **rest)
 
     @property
     def label(self) -> str:
@@ -56,53 +107,102 @@ class Snapshot:
             return self.source
         return f"{self.source}@{self.sha[:12]}"
 
+    @property
+    def tensor_count(self) -> int:
+        return sum(p.count for p in self.patterns)
+
+    def _rows(self) -> list[tuple[str, str, tuple[int, ...], int]]:
+        """(name, dtype, shape, shard number) of every tensor, in name order, built at C speed."""
+        rows = []
+        for p, runs in zip(self.patterns, self.placement or [((0, p.count),) for p in self.patterns]):
+            shard_numbers = chain.from_iterable(repeat(shard, n) for shard, n in runs)
+            rows.extend(zip(p.names(), repeat(p.dtype), repeat(p.shape), shard_numbers))
+        rows.sort(key=itemgetter(0))
+        return rows
+
     @cached_property
-    def patterns(self) -> list[Pattern]:
-        return compress((t.name, t.dtype, t.shape) for t in self.tensors)
+    def tensors(self) -> tuple[Tensor, ...]:
+        """Every tensor, in name order: rebuilt from the patterns on demand (no stage needs it)."""
+        shards = self.shards or ("",)
+        return tuple(Tensor(n, d, s, shards[i]) for n, d, s, i in self._rows())
 
     def parameters_by_dtype(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for t in self.tensors:
-            out[t.dtype] = out.get(t.dtype, 0) + t.elements
+        for p in self.patterns:
+            out[p.dtype] = out.get(p.dtype, 0) + p.count * _elements(p.shape)
         return dict(sorted(out.items()))
 
     def tensor_bytes(self) -> int:
-        return sum(dtypes.nbytes(t.dtype, t.elements) or 0 for t in self.tensors)
+        return sum(dtypes.nbytes(p.dtype, p.count * _elements(p.shape)) or 0 for p in self.patterns)
 
-    def to_json(self) -> dict[str, Any]:
-        shard_ids = {path: i for i, path in enumerate(sorted({t.file for t in self.tensors}))}
+    def _head(self, form: int) -> dict[str, Any]:
+        """What the JSON form and the cache's pattern form share."""
         return {
-            "format": SNAPSHOT_FORMAT,
-            "source": self.source,
-            "revision": self.revision,
-            "sha": self.sha,
-            "commit_date": self.commit_date,
-            "config": self.config,
-            "generation_config": self.generation_config,
-            "files": [{"path": f.path, "size": f.size} for f in self.files],
-            "index_metadata": self.index_metadata,
-            "shards": list(shard_ids),
-            "tensors": [[t.name, t.dtype, list(t.shape), shard_ids[t.file]] for t in self.tensors],
+            "format": form,
+            **{key: getattr(self, key) for key in _HEAD},
+            "shards": list(self.shards),
             "unknown_dtypes": list(self.unknown_dtypes),
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Snapshot:
-        if data.get("format") != SNAPSHOT_FORMAT:
-            raise ValueError(f"snapshot format {data.get('format')!r}, expected {SNAPSHOT_FORMAT}")
-        shards = data["shards"]
+    def _from_head(
+        cls,
+        data: dict[str, Any],
+        form: int,
+        files: Iterable[FileEntry],
+        patterns: Iterable[Pattern],
+        placement: Placement,
+    ) -> Snapshot:
+        if data.get("format") != form:
+            raise ValueError(f"snapshot format {data.get('format')!r}, expected {form}")
         return cls(
-            source=data["source"],
-            revision=data["revision"],
-            sha=data["sha"],
-            commit_date=data["commit_date"],
-            config=data["config"],
-            generation_config=data["generation_config"],
-            files=tuple(FileEntry(f["path"], f["size"]) for f in data["files"]),
-            index_metadata=data["index_metadata"],
-            tensors=tuple(Tensor(n, d, tuple(s), shards[i]) for n, d, s, i in data["tensors"]),
+            **{key: data[key] for key in _HEAD},
+            files=tuple(files),
+            patterns=tuple(patterns),
+            shards=tuple(data["shards"]),
+            placement=placement,
             unknown_dtypes=tuple(data.get("unknown_dtypes", ())),
         )
 
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form (``--json``): every tensor as [name, dtype, shape, shard number]."""
+        return {
+            **self._head(SNAPSHOT_FORMAT),
+            "files": [{"path": f.path, "size": f.size} for f in self.files],
+            "tensors": self._rows(),  # tuples: JSON arrays, without a list built per tensor
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Snapshot:
+        rows = data["tensors"]
+        patterns, placement = locate(
+            [r[0] for r in rows], [r[1] for r in rows], [tuple(r[2]) for r in rows], [r[3] for r in rows]
+        )
+        files = (FileEntry(f["path"], f["size"]) for f in data["files"])
+        return cls._from_head(data, SNAPSHOT_FORMAT, files, patterns, placement)
+
+    def compact(self) -> dict[str, Any]:
+        """The pattern form the cache stores: a few KB where the tensor list is megabytes."""
+        return {
+            **self._head(COMPACT_FORMAT),
+            "files": [[f.path, f.size] for f in self.files],
+            "patterns": [
+                [list(p.parts), [format_index_set(v) for v in p.index_sets], p.dtype, list(p.shape)]
+                for p in self.patterns
+            ],
+            "placement": [[x for run in runs for x in run] for runs in self.placement],
+        }
+
+    @classmethod
+    def from_compact(cls, data: dict[str, Any]) -> Snapshot:
+        patterns = (
+            Pattern(tuple(parts), tuple(parse_index_set(v) for v in sets), dtype, tuple(shape))
+            for parts, sets, dtype, shape in data["patterns"]
+        )
+        placement = tuple(tuple(zip(flat[0::2], flat[1::2])) for flat in data["placement"])
+        files = (FileEntry(path, size) for path, size in data["files"])
+        return cls._from_head(data, COMPACT_FORMAT, files, patterns, placement)
+
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        """The JSON form, compact, keys sorted; the tensor list written at C speed."""
+        return dumps_sorted(self.to_json(), "tensors")

@@ -56,3 +56,25 @@ def printable(value: object) -> str:
 def printable_lines(text: str) -> str:
     """A whole document (report, table) made visible, its line breaks kept."""
     return "\n".join(map(printable, text.split("\n")))
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def printable_json(text: str) -> str:
+    """JSON text made visible the way JSON allows: every invisible character as a ``\\uXXXX`` escape.
+
+    Only valid inside JSON strings, where the writer put any such character (between them a JSON
+    text holds printable ASCII and line breaks, which are kept).
+    """
+    if text.isprintable() and not _INVISIBLE_RE.search(text):
+        return text
+    return "".join(
+        ch if ch == "\n" or (ch.isprintable() and ord(ch) not in _INVISIBLE) else _json_escape(ch)
+        for ch in text
+    )

@@ -19,8 +19,8 @@ from .._metrics import CONFIG_READERS, FIGURE_UNITS, MetricsOptions
 from .._metrics.kv import KV_DTYPE_BYTES, PROFILES
 from .._source.layout import LayoutProblem, check_config
 from ..errors import BaselineError
-from ..patterns import Pattern, format_index_set, parse_index_set
-from ..snapshot import Snapshot, Tensor
+from ..patterns import Pattern, format_index_set, ordered, parse_index_set
+from ..snapshot import Snapshot
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _ROW = re.compile(r"^(\S+) \[([\d, ]*)\] x(\d+)$")
@@ -63,14 +63,10 @@ class RepoBaseline:
     line: int | None = None
 
     def expected_snapshot(self) -> Snapshot:
-        """The recorded revision rebuilt from the baseline (patterns are lossless)."""
-        tensors: list[Tensor] = []
-        for key, row in self.tensors.items():
-            pattern = parse_pattern_row(key, row)
-            tensors.extend(Tensor(name, pattern.dtype, pattern.shape, "") for name in pattern.names())
-        tensors.sort(key=lambda t: t.name)
+        """The recorded revision rebuilt from the baseline's patterns (lossless), never name by name."""
+        patterns = ordered(parse_pattern_row(key, row) for key, row in self.tensors.items())
         return Snapshot(
-            self.repo, self.revision, self.sha or "", None, self.config, None, (), {}, tuple(tensors)
+            self.repo, self.revision, self.sha or "", None, self.config, None, (), {}, tuple(patterns)
         )
 
 

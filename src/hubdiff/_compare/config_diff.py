@@ -10,11 +10,10 @@ Each change is classified with the rule that decided it, shown in the report:
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
-
-from deepdiff import DeepDiff
 
 COSMETIC_KEYS = {
     "transformers_version": "library version stamp",
@@ -126,7 +125,16 @@ def classify(path: str, kind: str, old: Any, new: Any) -> tuple[str, str]:
     return "architectural", "may change shapes, cache or routing"
 
 
+def same_json(old: Any, new: Any) -> bool:
+    """Equal as JSON, types included (``true`` is not ``1``, ``1`` is not ``1.0``)."""
+    return json.dumps(old, sort_keys=True, default=repr) == json.dumps(new, sort_keys=True, default=repr)
+
+
 def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]:
+    if same_json(old, new):  # the common case of a check: nothing to diff, and deepdiff (0.5 s) not imported
+        return []
+    from deepdiff import DeepDiff
+
     old, new = flatten_text(old), flatten_text(new)
     tree = DeepDiff(
         old, new, ignore_numeric_type_changes=True, verbose_level=2, threshold_to_diff_deeper=0

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import product
 
 from .._gc import gc_paused
-from ..patterns import Pattern, compress, format_index_set, split_name
+from ..patterns import GroupKey, Pattern, compress, format_index_set, patterns_of, split_name
 from ..snapshot import Snapshot
 
 
@@ -177,6 +178,90 @@ def _align(before: dict[str, object], after: dict[str, object]) -> tuple[dict[st
 
 
 def _diff(old: Snapshot, new: Snapshot) -> TensorDiff:
+    """Set differences per group (name template x dtype x shape), never name by name, unless names
+    both vanished and appeared: only then can a prefix rename explain them, and that needs the names.
+
+    A group whose patterns are the same on both sides is skipped whole; the others are compared as
+    sets of index tuples. A name that left one group and joined another of the same template changed
+    dtype or shape. With nothing both removed and added, ``_align`` finds no rename, so this is what
+    ``_diff_by_name`` gives (tests/test_pattern_form.py checks it).
+    """
+    before, after = _by_group(old.patterns), _by_group(new.patterns)
+    gone: dict[GroupKey, set[tuple[int, ...]]] = {}
+    came: dict[GroupKey, set[tuple[int, ...]]] = {}
+    for key in before.keys() | after.keys():
+        a, b = before.get(key, []), after.get(key, [])
+        if a == b:
+            continue
+        ta, tb = _tuples(a), _tuples(b)
+        if ta - tb:
+            gone[key] = ta - tb
+        if tb - ta:
+            came[key] = tb - ta
+    came_by_parts: dict[tuple[str, ...], list[GroupKey]] = defaultdict(list)
+    for key in came:
+        came_by_parts[key[0]].append(key)
+    by_change: dict[tuple[str, tuple[int, ...]], dict[GroupKey, set[tuple[int, ...]]]] = defaultdict(dict)
+    for key in list(gone):
+        for other in came_by_parts.get(key[0], ()):
+            moved = gone[key] & came[other]
+            if moved:
+                by_change[(key[1], key[2])][other] = moved
+                gone[key] -= moved
+                came[other] -= moved
+    removed = patterns_of({k: v for k, v in gone.items() if v})
+    added = patterns_of({k: v for k, v in came.items() if v})
+    if removed and added:
+        return _diff_by_name(old, new)
+    changed = [
+        ShapeChange(p, dtype, shape) for (dtype, shape), rows in by_change.items() for p in patterns_of(rows)
+    ]
+    changed.sort(key=lambda c: c.pattern.name)
+    touched = {p.template for p in (*removed, *added)} | {c.pattern.template for c in changed}
+    old_t, new_t = _template_counts(old.patterns, touched), _template_counts(new.patterns, touched)
+    templates = [
+        TemplateChange(
+            key,
+            old_t[key][0],
+            new_t[key][0],
+            format_index_set(old_t[key][1]) if old_t[key][1] else "",
+            format_index_set(new_t[key][1]) if new_t[key][1] else "",
+        )
+        for key in sorted(touched)
+    ]
+    return TensorDiff(
+        tuple(added), tuple(removed), tuple(changed), tuple(templates), (), old.tensor_count, new.tensor_count
+    )
+
+
+def _template_counts(patterns: tuple[Pattern, ...], templates: set[str]) -> dict[str, tuple[int, set[int]]]:
+    """``_template_stats`` from patterns: per template, how many names and the values of the first index."""
+    out: dict[str, tuple[int, set[int]]] = {t: (0, set()) for t in templates}
+    for p in patterns:
+        if p.template in out:
+            count, first = out[p.template]
+            if p.index_sets:
+                first.update(p.index_sets[0])
+            out[p.template] = (count + p.count, first)
+    return out
+
+
+def _by_group(patterns: tuple[Pattern, ...]) -> dict[GroupKey, list[Pattern]]:
+    out: dict[GroupKey, list[Pattern]] = defaultdict(list)
+    for p in patterns:
+        out[(p.parts, p.dtype, p.shape)].append(p)
+    return out
+
+
+def _tuples(patterns: list[Pattern]) -> set[tuple[int, ...]]:
+    out: set[tuple[int, ...]] = set()
+    for p in patterns:
+        out.update(product(*p.index_sets))
+    return out
+
+
+def _diff_by_name(old: Snapshot, new: Snapshot) -> TensorDiff:
+    """Name by name, with prefix renames aligned first: when tensors both vanished and appeared."""
     original = {t.name: (t.dtype, t.shape) for t in old.tensors}
     after = {t.name: (t.dtype, t.shape) for t in new.tensors}
     aligned, renames = _align(original, after)

@@ -12,12 +12,14 @@ logical parameters they hold; F4 tensors already have logical shapes.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .. import dtypes
+from ..patterns import Pattern
 from .config import ArchConfig
 from .layers import LINEAR_KINDS, LayerInfo
 
@@ -234,44 +236,60 @@ def classify(
     return "other", layer
 
 
-def count_parameters(
-    tensors: Iterable[tuple[str, str, tuple[int, ...]]], cfg: ArchConfig, layers: list[LayerInfo]
-) -> ParamReport:
-    report = ParamReport()
-    by_layer = {info.index: info for info in layers}
-    n = cfg.num_layers
-    bits = cfg.quant_bits
-    configured_experts = cfg.num_experts or 0
-    packed_u8 = cfg.four_bit_uint8_weights
-    comp: Counter[str] = Counter()
-    by_dtype: Counter[str] = Counter()
-    expert_ids: dict[int, set[int]] = defaultdict(set)
-    fused_experts: dict[int, int] = {}
-    features: dict[str, set[int]] = defaultdict(set)
-    for name, dtype, shape in tensors:
+class _Tally:
+    """What count_parameters accumulates; ``add`` takes one tensor name standing for ``copies`` tensors."""
+
+    def __init__(self, cfg: ArchConfig, layers: list[LayerInfo]) -> None:
+        self.cfg = cfg
+        self.report = ParamReport()
+        self.by_layer = {info.index: info for info in layers}
+        self.bits = cfg.quant_bits
+        self.packed_u8 = cfg.four_bit_uint8_weights
+        self.configured_experts = cfg.num_experts or 0
+        self.comp: Counter[str] = Counter()
+        self.by_dtype: Counter[str] = Counter()
+        self.expert_ids: dict[int, set[int]] = defaultdict(set)
+        self.fused_experts: dict[int, int] = {}
+        self.features: dict[str, set[int]] = defaultdict(set)
+
+    def add(
+        self,
+        name: str,
+        dtype: str,
+        shape: tuple[int, ...],
+        copies: int = 1,
+        expert_ids: Iterable[int] | None = None,
+        others: Callable[[], Iterable[str]] | None = None,
+    ) -> None:
+        """``name`` and ``copies - 1`` more tensors that classify alike; ``expert_ids`` are their
+        expert numbers when those are an index of the pattern, ``others`` their names (for
+        ``other_names``) when they are not all ``name``."""
+        report = self.report
         segments = name.split(".")
         if _is_scale(segments):
             elements = 1
             for d in shape:
                 elements *= d
-            report.scale_elements += elements
-            report.scale_bytes += dtypes.nbytes(dtype, elements) or 0
-            continue
-        params = _logical(name, dtype, shape, bits, packed_u8)
-        component, layer = classify(name, shape, by_layer, n)
-        comp[component] += params
-        by_dtype[dtype] += params
+            report.scale_elements += elements * copies
+            report.scale_bytes += (dtypes.nbytes(dtype, elements) or 0) * copies
+            return
+        params = _logical(name, dtype, shape, self.bits, self.packed_u8)
+        component, layer = classify(name, shape, self.by_layer, self.cfg.num_layers)
+        self.comp[component] += params * copies
+        self.by_dtype[dtype] += params * copies
         if component == "other" and len(report.other_names) < 20:
-            report.other_names.append(name)
+            names = others() if others is not None else [name]
+            report.other_names.extend(itertools.islice(names, 20 - len(report.other_names)))
         if (
             component == "mtp"
             and set(segments) & (_EMBED | {"head"})
             and len(shape) == 2
-            and cfg.vocab_size in shape
+            and self.cfg.vocab_size in shape
         ):
-            report.mtp_embedding_copies += params
+            report.mtp_embedding_copies += params * copies
         if layer is None:
-            continue
+            return
+        features = self.features
         segset = set(segments)
         if "indexer" in segset:
             features["indexer"].add(layer)
@@ -284,20 +302,72 @@ def count_parameters(
         if "experts" in segset:
             features["experts"].add(layer)
         if component == "routed_experts":
-            report.routed_by_layer[layer] = report.routed_by_layer.get(layer, 0) + params
+            report.routed_by_layer[layer] = report.routed_by_layer.get(layer, 0) + params * copies
             position = segments.index("experts") if "experts" in segments else -1
             follower = segments[position + 1] if 0 <= position < len(segments) - 1 else ""
-            if follower.isdigit():
-                expert_ids[layer].add(int(follower))
+            if expert_ids is not None:
+                self.expert_ids[layer].update(expert_ids)
+            elif follower.isdigit():
+                self.expert_ids[layer].add(int(follower))
             elif len(shape) >= 3:  # fused [experts, ...] tensors, packed blocks included
-                fused_experts[layer] = shape[0]
-            elif len(shape) == 2 and configured_experts and shape[0] % configured_experts == 0:
+                self.fused_experts[layer] = shape[0]
+            elif len(shape) == 2 and self.configured_experts and shape[0] % self.configured_experts == 0:
                 # experts stacked into one [experts x width, hidden] matrix (DBRX's w1 / v1 / w2)
-                fused_experts[layer] = configured_experts
-    for layer in report.routed_by_layer:
-        report.experts_by_layer[layer] = len(expert_ids[layer]) or fused_experts.get(layer, 0)
-    report.by_component = {c: comp[c] for c in COMPONENTS if comp[c]}
-    report.by_dtype = dict(sorted(by_dtype.items()))
-    report.total = sum(comp.values())
-    report.layer_features = dict(features)
-    return report
+                self.fused_experts[layer] = self.configured_experts
+
+    def result(self) -> ParamReport:
+        report = self.report
+        for layer in report.routed_by_layer:
+            report.experts_by_layer[layer] = len(self.expert_ids[layer]) or self.fused_experts.get(layer, 0)
+        report.by_component = {c: self.comp[c] for c in COMPONENTS if self.comp[c]}
+        report.by_dtype = dict(sorted(self.by_dtype.items()))
+        report.total = sum(self.comp.values())
+        report.layer_features = dict(self.features)
+        return report
+
+
+def count_parameters(
+    tensors: Iterable[tuple[str, str, tuple[int, ...]]], cfg: ArchConfig, layers: list[LayerInfo]
+) -> ParamReport:
+    """Tensor by tensor: the reference that ``count_patterns`` is tested against."""
+    tally = _Tally(cfg, layers)
+    for name, dtype, shape in tensors:
+        tally.add(name, dtype, shape)
+    return tally.result()
+
+
+def count_patterns(patterns: Iterable[Pattern], cfg: ArchConfig, layers: list[LayerInfo]) -> ParamReport:
+    """``count_parameters`` of the tensors the patterns stand for, one classification per pattern and layer.
+
+    Only the layer index changes how a name classifies (``classify`` reads words, and a numeric segment
+    is never one of them), so each pattern is classified once per value of its layer position (or once,
+    when the layer is written out or absent) and counted times the tensors that share that value. When
+    the segment after ``experts`` is an index of the pattern, its index set is the layer's expert numbers.
+    """
+    tally = _Tally(cfg, layers)
+    for p in patterns:
+        pieces = [p.parts[0]]
+        starts = []  # where each index position starts in the representative name
+        for values, text in zip(p.index_sets, p.parts[1:]):
+            starts.append(len("".join(pieces)))
+            pieces += [str(values[0]), text]
+        name = "".join(pieces)
+        match = _LAYER.search(name)
+        layer_at = starts.index(match.start(1)) if match and match.start(1) in starts else None
+        experts_at = None
+        segments = name.split(".")
+        if "experts" in segments:
+            position = segments.index("experts")
+            offset = sum(len(x) + 1 for x in segments[: position + 1])
+            if offset in starts:
+                experts_at = starts.index(offset)
+        expert_ids = p.index_sets[experts_at] if experts_at is not None else None
+        if layer_at is None:
+            tally.add(name, p.dtype, p.shape, p.count, expert_ids, p.names)
+            continue
+        copies = p.count // len(p.index_sets[layer_at])
+        for value in p.index_sets[layer_at]:
+            sets = (*p.index_sets[:layer_at], (value,), *p.index_sets[layer_at + 1 :])
+            one = Pattern(p.parts, sets, p.dtype, p.shape)
+            tally.add(next(one.names()), p.dtype, p.shape, copies, expert_ids, one.names)
+    return tally.result()

@@ -79,7 +79,7 @@ def pattern_lines(patterns: Sequence[Pattern], width: int) -> list[str]:
 
 def snapshot_text(snapshot: Snapshot, width: int | None = None) -> str:
     width = width or terminal_width()
-    shards = sorted({t.file for t in snapshot.tensors})
+    shards = snapshot.shards
     params = snapshot.parameters_by_dtype()
     total = sum(params.values())
     head = [
@@ -90,7 +90,7 @@ def snapshot_text(snapshot: Snapshot, width: int | None = None) -> str:
             else []
         ),
         f"files: {len(snapshot.files):,} ({len(shards):,} safetensors)",
-        f"tensors: {len(snapshot.tensors):,} in {len(snapshot.patterns):,} patterns",
+        f"tensors: {snapshot.tensor_count:,} in {len(snapshot.patterns):,} patterns",
         f"stored elements: {total:,} ({human_count(total)})",
         f"tensor bytes: {snapshot.tensor_bytes():,} ({human_bytes(snapshot.tensor_bytes())})",
     ]

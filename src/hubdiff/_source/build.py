@@ -6,12 +6,16 @@ make up the model, the size limits and the checks are the same for the Hub and a
 
 from __future__ import annotations
 
-from collections import defaultdict
+import math
+from collections import Counter, defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import repeat
 from typing import Any, Protocol
 
 from ..errors import SourceError, reading
-from ..snapshot import FileEntry, Snapshot, Tensor
+from ..snapshot import FileEntry, Snapshot, locate
 from .header import ParsedHeader
 from .layout import (
     MAX_CONFIG_BYTES,
@@ -27,14 +31,75 @@ from .layout import (
 # The smallest header entry a tensor can have besides its quoted name: ':{"dtype":"U8","shape":[],
 # "data_offsets":[0,0]},' -- so the sum over the index's names is a lower bound of the header.
 _MIN_ENTRY_BYTES = len(':{"dtype":"U8","shape":[],"data_offsets":[0,0]},')
+# Before any header is read: bytes an entry takes besides its name, on the generous side. A typical
+# ':{"dtype":"BF16","shape":[7168,2048],"data_offsets":[9175040000,9204400128]},' is 78.
+FIRST_GUESS_PER_ENTRY = 96.0
+# Room left for what the first header did not show (longer shapes or offsets elsewhere).
+MARGIN = 1.02
+MARGIN_BYTES = 256
+
+
+class _IndexSizes:
+    """Per shard of one index, the bytes of the quoted names it lists and how many: worked out once,
+    on first use (a Hub read asks; a folder on disk never does)."""
+
+    def __init__(self, weight_map: dict[str, Any], index_file: str) -> None:
+        self.weight_map = weight_map
+        folder = index_file.rpartition("/")[0]
+        self.prefix = f"{folder}/" if folder else ""
+
+    @cached_property
+    def table(self) -> dict[str, tuple[int, int]]:
+        sums: dict[Any, int] = defaultdict(int)
+        for name, shard in self.weight_map.items():
+            sums[shard] += len(name.encode()) + 2  # UTF-8 plus two quotes: escaping only adds
+        counts = Counter(self.weight_map.values())
+        return {
+            self.prefix + shard: (n, counts[shard]) for shard, n in sums.items() if isinstance(shard, str)
+        }
+
+
+@dataclass(frozen=True)
+class HeaderHint:
+    """What the index says about one shard's header: the bytes of its quoted names, and how many.
+
+    Enough for a lower bound of the header's size (two ranges, exact) and, once one header has shown
+    how many bytes an entry takes besides its name, for an estimate that one range nearly always covers.
+    """
+
+    shard: str = ""
+    sizes: _IndexSizes | None = None  # None: no index lists this file
+
+    @property
+    def names(self) -> int:
+        return self.sizes.table.get(self.shard, (0, 0))[0] if self.sizes else 0
+
+    @property
+    def entries(self) -> int:
+        return self.sizes.table.get(self.shard, (0, 0))[1] if self.sizes else 0
+
+    @property
+    def lower_bound(self) -> int:
+        return 8 + 1 + self.names + self.entries * _MIN_ENTRY_BYTES
+
+    def estimate(self, per_entry: float) -> int:
+        """The first range to ask for: the lower bound when the index lists no names for this file."""
+        if not self.entries:
+            return self.lower_bound
+        guess = 8 + 2 + self.names + math.ceil(self.entries * per_entry * MARGIN) + MARGIN_BYTES
+        return max(self.lower_bound, guess)
+
+    def per_entry(self, header_bytes: int) -> float:
+        """Bytes an entry took besides its name, given this shard's real header size (prefix included)."""
+        return (header_bytes - self.names) / self.entries if self.entries else FIRST_GUESS_PER_ENTRY
 
 
 class ModelFiles(Protocol):
     def read(self, path: str, limit: int) -> bytes:
         """At most ``limit + 1`` bytes of a small file (one more than allowed, so "too big" shows)."""
 
-    def headers(self, bounds: dict[str, int]) -> dict[str, ParsedHeader]:
-        """The parsed header of each shard; ``bounds`` gives a lower bound of each header's size."""
+    def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
+        """The parsed header of each shard; ``hints`` says what the index tells of each header's size."""
 
 
 def config_file_of(listing: set[str], layout: WeightLayout) -> str:
@@ -47,19 +112,10 @@ def config_file_of(listing: set[str], layout: WeightLayout) -> str:
     raise LayoutProblem("config.json", "not found")
 
 
-def header_lower_bounds(weight_map: dict[str, Any], index_file: str, shards: list[str]) -> dict[str, int]:
-    """A lower bound of each shard's header size from the names the index lists for it.
-
-    A name takes at least its UTF-8 bytes plus two quotes (escaping only adds), and each entry at least
-    ``_MIN_ENTRY_BYTES`` more; the 8-byte length prefix and the braces are added once.
-    """
-    folder = index_file.rpartition("/")[0]
-    sums: dict[str, int] = defaultdict(int)
-    for name, shard in weight_map.items():
-        sums[shard] += len(name.encode()) + 2 + _MIN_ENTRY_BYTES
-    prefix = f"{folder}/" if folder else ""
-    by_path = {prefix + shard: n for shard, n in sums.items() if isinstance(shard, str)}
-    return {shard: 8 + 1 + by_path.get(shard, 0) for shard in shards}
+def header_hints(weight_map: dict[str, Any], index_file: str, shards: list[str]) -> dict[str, HeaderHint]:
+    """Per shard, what the index tells of its header (see HeaderHint)."""
+    sizes = _IndexSizes(weight_map, index_file)
+    return {shard: HeaderHint(shard, sizes) for shard in shards}
 
 
 def read_model(
@@ -90,10 +146,10 @@ def read_model(
                     raw, "generation_config.json", MAX_CONFIG_BYTES, infinity=True
                 )
         index_metadata: dict[str, Any] = {}
-        bounds: dict[str, int] = {}
+        hints: dict[str, HeaderHint] = {}
         for component in layout.components:
             if component.index is None:
-                bounds.update((f, 8) for f in component.files)
+                hints.update((f, HeaderHint()) for f in component.files)
                 continue
             with reading(source, error_revision, component.index):
                 raw = files.read(component.index, MAX_INDEX_BYTES)
@@ -102,7 +158,7 @@ def read_model(
                 index_metadata[component.folder] = metadata
             else:
                 index_metadata = metadata
-            bounds.update(header_lower_bounds(weight_map, component.index, shards))
+            hints.update(header_hints(weight_map, component.index, shards))
         return build_snapshot(
             source=source,
             revision=revision,
@@ -113,7 +169,7 @@ def read_model(
             files=[FileEntry(p, s) for p, s in sizes.items()],
             layout=layout,
             index_metadata=index_metadata,
-            headers=files.headers(bounds),
+            headers=files.headers(hints),
         )
     except LayoutProblem as exc:
         raise SourceError(source, error_revision, exc.file, exc.problem) from None
@@ -132,25 +188,22 @@ def build_snapshot(
     index_metadata: dict[str, Any],
     headers: dict[str, ParsedHeader],
 ) -> Snapshot:
-    prefix_of = {}
-    if layout.prefixed:
-        for shard in headers:
-            prefix_of[shard] = shard.split("/", 1)[0] + "/"
-    seen: dict[str, str] = {}
-    tensors: list[Tensor] = []
-    unknown: set[str] = set()
-    for shard in sorted(headers):
+    shards = [shard for shard in sorted(headers) if headers[shard].names]  # the files holding tensors
+    names: list[str] = []
+    dtype_list: list[str] = []
+    shapes: list[tuple[int, ...]] = []
+    shard_ids: list[int] = []
+    unknown: set[str] = set().union(*(h.unknown_dtypes for h in headers.values()))
+    for number, shard in enumerate(shards):
         parsed = headers[shard]
-        unknown |= parsed.unknown_dtypes
-        prefix = prefix_of.get(shard, "")
-        for t in parsed.tensors:
-            name = prefix + t.name if prefix else t.name
-            other = seen.get(name)
-            if other is not None:
-                raise LayoutProblem(shard, f"tensor {name!r} is also in {other}")
-            seen[name] = shard
-            tensors.append(Tensor(name, t.dtype, t.shape, shard) if prefix else t)
-    tensors.sort(key=lambda t: t.name)
+        prefix = shard.split("/", 1)[0] + "/" if layout.prefixed else ""
+        names.extend([prefix + n for n in parsed.names] if prefix else parsed.names)
+        dtype_list.extend(parsed.dtypes)
+        shapes.extend(parsed.shapes)
+        shard_ids.extend(repeat(number, len(parsed.names)))
+    if len(set(names)) != len(names):
+        _duplicate(names, shard_ids, shards)
+    patterns, placement = locate(names, dtype_list, shapes, shard_ids)
     return Snapshot(
         source=source,
         revision=revision,
@@ -160,6 +213,18 @@ def build_snapshot(
         generation_config=generation_config,
         files=tuple(sorted(files, key=lambda f: f.path)),
         index_metadata=index_metadata,
-        tensors=tuple(tensors),
+        patterns=tuple(patterns),
+        shards=tuple(shards),
+        placement=placement,
         unknown_dtypes=tuple(sorted(unknown)),
     )
+
+
+def _duplicate(names: list[str], shard_ids: list[int], shards: list[str]) -> None:
+    """Name the first tensor found in two shards (only called when there is one)."""
+    seen: dict[str, str] = {}
+    for name, number in zip(names, shard_ids):
+        other = seen.get(name)
+        if other is not None:
+            raise LayoutProblem(shards[number], f"tensor {name!r} is also in {other}")
+        seen[name] = shards[number]

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import dtypes
-from ..snapshot import Tensor
 from .jsonin import JSONProblem, check_tree, load_json
 
 MAX_HEADER_BYTES = 100_000_000
@@ -38,9 +37,14 @@ class HeaderProblem(ValueError):
 
 @dataclass(frozen=True)
 class ParsedHeader:
-    tensors: list[Tensor]
+    """The tensors as three parallel lists (names, dtypes, shapes): no object per tensor is built."""
+
+    names: list[str]
+    dtypes: list[str]
+    shapes: list[tuple[int, ...]]
     metadata: dict[str, str]
     unknown_dtypes: set[str]
+    size: int = 0  # bytes of the header in the file, the 8-byte length included
 
 
 def header_length(prefix: bytes, file_size: int | None) -> int:
@@ -131,7 +135,9 @@ def parse_header(raw: bytes, file: str, file_size: int | None) -> ParsedHeader:
     for key, value in metadata.items():
         if type(value) is not str:
             raise HeaderProblem(f"__metadata__ value of {key!r} is not a string ({type(value).__name__})")
-    tensors: list[Tensor] = []
+    names: list[str] = []
+    dtype_list: list[str] = []
+    shapes: list[tuple[int, ...]] = []
     unknown: set[str] = set()
     spans: list[tuple[int, int, str]] = []
     bits_of = dtypes.BITS
@@ -176,7 +182,9 @@ def parse_header(raw: bytes, file: str, file_size: int | None) -> ParsedHeader:
                     f"offsets give {end - begin:,}"
                 )
         spans.append((begin, end, name))
-        tensors.append(Tensor(name, dtype, tuple(entry["shape"]), file))
+        names.append(name)
+        dtype_list.append(dtype)
+        shapes.append(tuple(entry["shape"]))
     spans.sort()
     position, previous = 0, None
     for begin, end, name in spans:
@@ -197,4 +205,4 @@ def parse_header(raw: bytes, file: str, file_size: int | None) -> ParsedHeader:
             raise HeaderProblem(
                 f"{data_size - position:,} bytes after the last tensor's data (safetensors refuses them)"
             )
-    return ParsedHeader(tensors, dict(metadata), unknown)
+    return ParsedHeader(names, dtype_list, shapes, dict(metadata), unknown, 8 + len(raw))

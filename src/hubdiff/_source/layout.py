@@ -223,7 +223,11 @@ def parse_index(
     except JSONProblem as exc:
         raise LayoutProblem(file, f"metadata {exc}") from None
     paths: dict[str, str] = {}
-    for shard in weight_map.values():
+    try:
+        distinct: Iterable[Any] = dict.fromkeys(weight_map.values())  # each shard once, in order, at C speed
+    except TypeError:  # a value that is not hashable (a list): one by one
+        distinct = weight_map.values()
+    for shard in distinct:
         key = shard if isinstance(shard, str) else repr(shard)
         if key not in paths:
             paths[key] = safe_member(file, shard, listing)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import SourceError, reading
 from ..snapshot import Snapshot
-from .build import read_model
+from .build import HeaderHint, read_model
 from .header import HeaderProblem, ParsedHeader, header_length, parse_header
 
 
@@ -33,9 +33,9 @@ class _Folder:
         with (self.root / path).open("rb") as fh:
             return fh.read(limit + 1)
 
-    def headers(self, bounds: dict[str, int]) -> dict[str, ParsedHeader]:
+    def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
         out = {}
-        for shard in sorted(bounds):
+        for shard in sorted(hints):
             try:
                 with reading(self.where, None, shard), (self.root / shard).open("rb") as fh:
                     size = self.sizes[shard]

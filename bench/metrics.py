@@ -1,0 +1,181 @@
+"""End to end, as a user runs it: ``hubdiff metrics`` (and ``check``) cold and warm, against
+huggingface_hub's ``get_safetensors_metadata`` alone and hf-mem, on the 160-shard, 199,680-tensor repo.
+
+    python bench/metrics.py [--runs 3] [--latency-ms 0 30]
+
+Every command is its own process (interpreter start and imports included, peak RSS its own), talking to
+the replica in another process; with a latency every request the replica answers is delayed that long
+(a CDN far away). Cold is a fresh ``HUBDIFF_CACHE``; warm is the same command again on that cache.
+Medians of ``--runs`` runs; requests and bytes are the replica's count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import BIG_REPO, RemoteReplica, big_replica, median_row, run_process, table
+
+HUBDIFF = [sys.executable, "-m", "hubdiff"]
+REFERENCE = "huggingface_hub get_safetensors_metadata"
+
+
+def reference(tool: str, endpoint: str) -> None:
+    """Run one reference tool in this process (called as a subprocess of the benchmark)."""
+    repo = os.environ.get("HUBDIFF_BENCH_REPO", BIG_REPO)  # bench/scaling.py's sizes
+    if tool == "gsm":
+        import huggingface_hub.constants as constants
+        from huggingface_hub import HfApi
+
+        constants.HF_HUB_CACHE = tempfile.mkdtemp()
+        api = HfApi(endpoint=endpoint, token=False)
+        sha = api.model_info(repo).sha
+        api.get_safetensors_metadata(repo, revision=sha)
+        return
+    import importlib
+
+    import httpx2
+
+    hf_mem_run = importlib.import_module("hf_mem.run")
+    target = httpx2.URL(endpoint)
+
+    class ToReplica(httpx2.AsyncHTTPTransport):
+        """hf-mem has the Hub's host written into its code: its requests go to the replica instead."""
+
+        async def handle_async_request(self, request: Any) -> Any:
+            request.url = request.url.copy_with(scheme=target.scheme, host=target.host, port=target.port)
+            return await super().handle_async_request(request)
+
+    original = httpx2.AsyncClient
+
+    def client(**kwargs: Any) -> Any:
+        kwargs.pop("http2", None)
+        return original(transport=ToReplica(), **kwargs)
+
+    hf_mem_run.httpx2.AsyncClient = client  # type: ignore[attr-defined]
+    hf_mem_run.run(repo)
+
+
+def floor_bytes() -> int:
+    """What any reader must receive: config, index and every header, byte for byte (no range margin)."""
+    hub = big_replica()
+    try:
+        files = next(iter(hub.repos[BIG_REPO].commits.values())).files
+        return sum(len(f.head) if path.endswith(".safetensors") else f.size for path, f in files.items())
+    finally:
+        hub.stop()
+
+
+def hf_mem_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("hf_mem") is not None
+
+
+def measure_latency(latency_s: float, runs: int) -> list[dict[str, Any]]:
+    hub = RemoteReplica(functools.partial(big_replica, latency_s))
+    env = {"HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1", "NO_PROXY": "127.0.0.1,localhost"}
+    work = Path(tempfile.mkdtemp(prefix="hubdiff-bench-"))
+    rows: dict[str, list[dict[str, Any]]] = {}
+
+    def add(label: str, argv: list[str], extra: dict[str, str] | None = None) -> None:
+        rows.setdefault(label, []).append(run_process(label, argv, hub, {**env, **(extra or {})}))
+
+    try:
+        for run in range(runs):
+            add(REFERENCE, [sys.executable, __file__, "--reference", "gsm", hub.endpoint])
+            if hf_mem_installed():
+                add(
+                    "hf-mem (parameters and memory)",
+                    [sys.executable, __file__, "--reference", "hf-mem", hub.endpoint],
+                )
+            cache = work / f"cache-{run}"
+            metrics = [*HUBDIFF, "metrics", BIG_REPO, "--endpoint", hub.endpoint]
+            add("hubdiff metrics, cold", metrics, {"HUBDIFF_CACHE": str(cache)})
+            add("hubdiff metrics, warm", metrics, {"HUBDIFF_CACHE": str(cache)})
+            add("hubdiff metrics --json, warm", [*metrics, "--json"], {"HUBDIFF_CACHE": str(cache)})
+            baselines = work / f"baselines-{run}"
+            check_cache = work / f"check-cache-{run}"
+            run_process(
+                "baseline init",
+                [
+                    *HUBDIFF,
+                    "baseline",
+                    "init",
+                    BIG_REPO,
+                    "--family",
+                    "bench",
+                    "--baseline-dir",
+                    str(baselines),
+                    "--endpoint",
+                    hub.endpoint,
+                ],
+                None,
+                {**env, "HUBDIFF_CACHE": str(work / f"init-cache-{run}")},
+            )
+            check = [
+                *HUBDIFF,
+                "check",
+                "--baseline-dir",
+                str(baselines),
+                "--endpoint",
+                hub.endpoint,
+                "--output",
+                str(work / "report.md"),
+            ]
+            add("hubdiff check, cold", check, {"HUBDIFF_CACHE": str(check_cache)})
+            add("hubdiff check, warm", check, {"HUBDIFF_CACHE": str(check_cache)})
+    finally:
+        hub.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return [median_row(r) for r in rows.values()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--latency-ms", type=float, nargs="*", default=[0.0, 30.0])
+    parser.add_argument("--reference", nargs=2, metavar=("TOOL", "ENDPOINT"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.reference:
+        reference(*args.reference)
+        return
+    print(
+        f"{BIG_REPO}: 160 shards, 199,680 tensors; {args.runs} runs each, medians; load average {os.getloadavg()[0]:.1f}"
+    )
+    results = {latency: measure_latency(latency / 1000, args.runs) for latency in args.latency_ms}
+    # after the runs: building the replica here first would make every child report this process's RSS
+    floor = floor_bytes()
+    print(f"floor (config + index + every header, exactly): {floor:,} bytes")
+    for latency, rows in results.items():
+        print(f"\n-- {latency:g} ms per request --")
+        table(rows, REFERENCE)
+        by = {r["label"]: r for r in rows}
+        ref, cold, warm = by[REFERENCE], by["hubdiff metrics, cold"], by["hubdiff metrics, warm"]
+        check_cold, check_warm = by["hubdiff check, cold"], by["hubdiff check, warm"]
+        goals = [
+            ("cold metrics <= 0.7x get_safetensors_metadata", cold["seconds"] / ref["seconds"], 0.7),
+            ("cold metrics peak RSS <= 0.6x", cold["peak_rss_mib"] / ref["peak_rss_mib"], 0.6),
+            ("warm metrics <= 5% of cold", warm["seconds"] / cold["seconds"], 0.05),
+            ("warm check <= 5% of cold check", check_warm["seconds"] / check_cold["seconds"], 0.05),
+        ]
+        for what, value, limit in goals:
+            print(f"goal {what}: {value:.3f} -> {'met' if value <= limit else 'NOT met'}")
+        over = cold["requests"] - 160
+        print(f"requests: hubdiff cold {cold['requests']:.0f} = shards + {over:.0f} (goal <= shards + 4)")
+        ratio = cold["bytes_received"] / floor
+        print(
+            f"bytes: hubdiff cold {cold['bytes_received']:,.0f} = {ratio:.4f}x the floor (goal <= 1.10); "
+            f"over-read {cold['bytes_received'] - floor:,.0f} bytes"
+        )
+
+
+if __name__ == "__main__":
+    main()
