@@ -47,10 +47,13 @@ class _MetricsUnpickler(pickle.Unpickler):
             (module == "builtins" and name in self._BUILTINS)
             or (module == "copyreg" and name == "_reconstructor")
             or (module == "collections" and name in ("Counter", "defaultdict", "OrderedDict"))
-            or module == "hubdiff._metrics"
-            or module.startswith("hubdiff._metrics.")
         ):
             return super().find_class(module, name)
+        if "." not in name and (module == "hubdiff._metrics" or module.startswith("hubdiff._metrics.")):
+            found = super().find_class(module, name)
+            # a class defined there, never a function or a module reached through one (os.system)
+            if isinstance(found, type) and found.__module__.startswith("hubdiff._metrics"):
+                return found
         raise pickle.UnpicklingError(f"{module}.{name} is not allowed in the metrics cache")
 
 
