@@ -147,12 +147,12 @@ def absurd_layer_count(raw: dict[str, Any]) -> str | None:
 def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str] | str:
     """(text config, vision config, reader) through transformers, or why it could not be used."""
     model_type = raw.get("model_type")
+    if not isinstance(model_type, str) or not model_type:  # no class to look up: not worth the import
+        return "no model_type: read from config keys"
     transformers = _transformers()
     if transformers is None:
         return "transformers not installed: read from config keys"
     version = f"transformers {transformers.__version__}"
-    if not isinstance(model_type, str) or not model_type:
-        return f"no model_type: read from config keys ({version} not used)"
     mapping = transformers.CONFIG_MAPPING
     if model_type not in mapping:
         return f"model_type {model_type} unknown to {version}: read from config keys"
