@@ -48,6 +48,9 @@ def _num(value: Any) -> int | None:
     return None
 
 
+# Where multimodal configs nest the language model and the vision tower, in order of preference
+TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config")
+VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config")
 # Sub-configs that describe parts of every block rather than another model (DBRX)
 BLOCK_PARTS = ("attn_config", "ffn_config")
 
@@ -198,7 +201,7 @@ class ArchConfig:
 
     @property
     def raw_text(self) -> dict[str, Any]:
-        for key in ("text_config", "language_config", "llm_config"):
+        for key in TEXT_CONFIG_KEYS:
             nested = self.raw.get(key)
             if isinstance(nested, dict) and nested:
                 return nested
@@ -212,7 +215,7 @@ class ArchConfig:
     def vision(self) -> dict[str, Any] | None:
         if self.resolved_vision:
             return self.resolved_vision
-        for key in ("vision_config", "visual", "vision_tower_config"):
+        for key in VISION_CONFIG_KEYS:
             nested = self.raw.get(key)
             if isinstance(nested, dict) and nested:
                 return nested

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .config import BLOCK_PARTS, ArchConfig, absurd_layer_count
+from .config import BLOCK_PARTS, TEXT_CONFIG_KEYS, VISION_CONFIG_KEYS, ArchConfig, absurd_layer_count
 from .estimate import ARCHITECTURE_FACTS, vision_kind
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
 
@@ -160,20 +160,8 @@ _NULL_MEANS_NONE = frozenset(
 MAX_REASONS = 12
 # Sub-configs hubdiff reads (or that hold no model); any other one with a model's keys is not counted
 _MODELLED_PARTS = frozenset(
-    {
-        "text_config",
-        "language_config",
-        "llm_config",
-        "vision_config",
-        "visual",
-        "vision_tower_config",
-        "quantization_config",
-        "linear_attn_config",
-        "attn_config",
-        "ffn_config",
-        "rope_scaling",
-        "rope_parameters",
-    }
+    {*TEXT_CONFIG_KEYS, *VISION_CONFIG_KEYS, *BLOCK_PARTS, "quantization_config", "linear_attn_config"}
+    | {"rope_scaling", "rope_parameters"}
 )
 _MODEL_KEYS = frozenset(
     {

@@ -17,6 +17,8 @@ from .._metrics.config import (
     MAX_LAYERS,
     MTP_LAYER_KEYS,
     SHARED_EXPERT_KEYS,
+    TEXT_CONFIG_KEYS,
+    VISION_CONFIG_KEYS,
 )
 from .jsonin import MAX_DEPTH, JSONProblem, check_tree, load_json
 
@@ -46,19 +48,8 @@ PER_LAYER_LIST_KEYS = frozenset(
     }
 )
 OBJECT_KEYS = frozenset(
-    {
-        "text_config",
-        "language_config",
-        "llm_config",
-        "vision_config",
-        "visual",
-        "vision_tower_config",
-        "quantization_config",
-        "config_groups",
-        "linear_attn_config",
-        "rope_scaling",
-        "rope_parameters",
-    }
+    {*TEXT_CONFIG_KEYS, *VISION_CONFIG_KEYS, "quantization_config", "config_groups", "linear_attn_config"}
+    | {"rope_scaling", "rope_parameters"}
 )
 
 INDEX_SUFFIX = ".safetensors.index.json"
