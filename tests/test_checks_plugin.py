@@ -171,7 +171,9 @@ def test_a_baseline_whose_repos_are_gone_is_reported_stale(hub, tmp_path):
     )
     run = pytest_checks(tmp_path, hub.endpoint, "-q", "--hub-endpoint", hub.endpoint)
     assert run.returncode == 1
-    assert "deleted::layout: could not be read: org/deleted@main: repository not found" in run.stdout
+    assert (
+        "deleted::layout: could not be read: org/deleted@main: vanished: repository not found" in run.stdout
+    )
     assert "stale: " in run.stdout and "every repo of this file is gone" in run.stdout
 
 

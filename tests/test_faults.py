@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hubdiff._source import hub as hub_module
-from hubdiff._source.hub import HubReader
+from hubdiff._source.hub import HubReader, ListedRepo
 from hubdiff.cli import main
 from hubdiff.errors import SourceError
 from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
@@ -144,7 +144,7 @@ def test_fault_cell(hub, cache, kind, fault, expected):
     )
     start = time.monotonic()
     try:
-        outcome = reader.main_shas("org") if kind == "listing" else reader.snapshot("org/x")
+        outcome = reader.listing("org") if kind == "listing" else reader.snapshot("org/x")
     except SourceError as exc:
         outcome = exc
     took = time.monotonic() - start
@@ -154,7 +154,7 @@ def test_fault_cell(hub, cache, kind, fault, expected):
         other.stop()
     if expected == "ok":
         if kind == "listing":
-            assert outcome == {"org/x": sha}
+            assert outcome == {"org/x": ListedRepo(sha)}
         else:
             assert not isinstance(outcome, Exception), outcome
             assert len(outcome.tensors) == 4 and outcome.config == CONFIG and outcome.sha == sha
@@ -182,10 +182,10 @@ def test_listing_pages_are_bounded(hub, cache, monkeypatch):
     for i in range(5):
         hub.add(RepoSpec(f"org/m{i}", [CommitSpec({"config.json": b"{}"}, TENSORS)]))
     reader = HubReader(fast_settings(hub.endpoint), cache)
-    assert len(reader.main_shas("org")) == 5
+    assert len(reader.listing("org")) == 5
     monkeypatch.setattr(hub_module, "MAX_LISTING_PAGES", 3)  # hubdiff's own bound, made small
     with pytest.raises(SourceError, match=r"org model listing: more than 3 pages"):
-        reader.main_shas("org")
+        reader.listing("org")
 
 
 def test_a_trickling_body_is_abandoned_at_the_deadline(hub, cache, monkeypatch):

@@ -152,7 +152,9 @@ def test_two_hundred_thousand_tensors_in_160_shards(hub, reader):
     commit = next(iter(hub.repos["big/moe"].commits.values()))
     ranges = logged_header_ranges(hub)
     assert ranges == expected_header_ranges(commit.files)
-    assert len(ranges) == 160 and len(hub.log) == 160 + 3  # model_info, config, index, one range per shard
+    # model info, the Hub's parameter count, config, index, and one range per shard
+    assert len(ranges) == 160 and len(hub.log) == 160 + 4
+    assert snapshot.hub_parameters == {"BF16": 199_680 * 16 * 8} == snapshot.parameters_by_dtype()
     header_bytes = sum(len(f.head) for p, f in commit.files.items() if p.endswith(".safetensors"))
     over_read = sum(sent for _, _, sent in ranges) - header_bytes
     assert 0 <= over_read <= 0.02 * header_bytes, over_read

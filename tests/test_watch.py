@@ -84,14 +84,18 @@ def test_new_commit_between_two_runs_with_gated_and_failing_repos(hub, tmp_path)
     first = run_watch([path], sources, output_dir=tmp_path / "r1")
     assert first.changed_families == []
     failed = {r.title: r.error for r in first.failed}
-    assert "gated repo" in failed["org/gated@main"] and "HTTP 503" in failed["other/broken@main"]
+    assert list(failed) == ["other/broken@main"] and "HTTP 503" in failed["other/broken@main"]
+    gated = next(r for r in first.results["fam"] if r.title == "org/gated@main")
+    assert gated.status == "gated" and not gated.error  # what the watch saw, not a read failure
+    assert "gated: the Hub refuses this token its files" in gated.headline
+    assert first.listed_gated == ["org/gated"] and "1 gated" in first.summary_line()
     assert sorted(first.unchanged) == ["org/a", "org/b"]
     assert path.read_text() == before and first.exit_code == 3
     assert "pr_body" not in first.files["fam"]  # failures are reported, but there is nothing to propose
 
     new_sha = hub.push("org/a", commit(64))
     second = run_watch([path], sources, update=True, output_dir=tmp_path / "r2")
-    changed = [r for r in second.results["fam"] if not r.error]
+    changed = [r for r in second.results["fam"] if r.status == "changed"]
     assert [r.title for r in changed] == ["org/a@main"]
     assert "hidden_size" in changed[0].headline
     assert second.updated == {"fam": ["org/a"]}

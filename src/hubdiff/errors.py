@@ -40,11 +40,14 @@ class SourceError(HubdiffError):
 
     exit_code = EXIT_SOURCE
 
-    def __init__(self, where: str, revision: str | None, file: str | None, problem: str) -> None:
+    def __init__(
+        self, where: str, revision: str | None, file: str | None, problem: str, access: str | None = None
+    ) -> None:
         self.where = where
         self.revision = revision
         self.file = file
         self.problem = problem
+        self.access = access  # "gated" or "missing" (deleted, renamed or private) when the Hub said so
         super().__init__(self.line())
 
     def line(self) -> str:

@@ -6,7 +6,7 @@ Report for the renderers. A source that cannot be read is reported and the other
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +14,14 @@ from ._baseline import Baseline, RepoBaseline, load_baseline
 from ._compare import Comparison, Side, compare
 from ._compare.claims import ClaimResult, evaluate
 from ._compare.config_diff import ConfigChange
+from ._compare.release import Variant, closest_sibling, variant_of
 from ._metrics import Metrics, MetricsOptions
 from ._metrics.kv import kv_report
 from ._source import Sources, SourceSpec, parse_source
-from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, internal_error, reading
+from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError, internal_error, reading
 from .snapshot import Snapshot
+
+NOTICES = ("vanished", "gated", "skipped")  # watch results that are not a comparison
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,11 @@ class RepoResult:
     line: int | None = None
     kv_variants: tuple[KVVariant, ...] = ()
     fail_on_any_change: bool = False  # diff: any difference counts; check: cosmetic and allowed do not
+    kind: str = "revision"  # or "new release", and for what the watch saw instead: NOTICES
+    note: str | None = None  # a new release: its sibling and why; a notice: what was seen
+    variant: Variant | None = None  # a new release that is a sibling stored differently
+    sibling: str | None = None  # the pinned repo a new release was compared with
+    family: str | None = None
 
     @property
     def broken_claims(self) -> list[ClaimResult]:
@@ -70,6 +78,8 @@ class RepoResult:
     def status(self) -> str:
         if self.error:
             return "error"
+        if self.kind != "revision":
+            return self.kind
         if self.broken_claims:
             return "broken claims"
         if self.changed:
@@ -93,7 +103,7 @@ class Report:
     def exit_code(self) -> int:
         if any(r.error for r in self.results):
             return EXIT_SOURCE
-        if any(r.status != "ok" for r in self.results):
+        if any(r.status not in ("ok", "skipped") for r in self.results):
             return EXIT_CHANGED
         return EXIT_OK
 
@@ -156,13 +166,22 @@ def failure(exc: Exception) -> str:
     return exc.line().removeprefix("hubdiff: ")
 
 
+def failed(title: str, exc: Exception, baseline: Path | None = None, line: int | None = None) -> RepoResult:
+    """What a failed read reports: a repo the Hub says is gone or gated is that notice, not a failure."""
+    access = exc.access if isinstance(exc, SourceError) else None
+    if access is not None:
+        kind = "gated" if access == "gated" else "vanished"
+        return RepoResult(title, baseline=baseline, line=line, kind=kind, note=exc.problem)
+    return RepoResult(title, error=failure(exc), baseline=baseline, line=line)
+
+
 def check_repo(baseline: Baseline, repo: RepoBaseline, sources: Sources) -> tuple[RepoResult, Metrics | None]:
     """One repo against its baseline; whatever goes wrong is this repo's result, and the others go on."""
     title = f"{repo.repo}@{repo.revision}"
     try:
         return _check_repo(baseline, repo, sources, title)
     except Exception as exc:
-        return RepoResult(title, error=failure(exc), baseline=baseline.path, line=repo.line), None
+        return failed(title, exc, baseline.path, repo.line), None
 
 
 def _check_repo(
@@ -193,6 +212,52 @@ def _check_repo(
         kv_variants=_kv_variants(old, new, repo.options),
     )
     return result, new.metrics
+
+
+def check_release(baseline: Baseline, repo: str, sha: str, sources: Sources) -> RepoResult:
+    """A new repo of the family against its closest pinned sibling (or the rule's reference): the same
+    comparison as ``hubdiff diff``, or, for a sibling stored differently, what the storage changed."""
+    title = f"{repo}@{sha[:12]}"
+    try:
+        with reading(repo, sha, None):
+            return _check_release(baseline, repo, sha, sources, title)
+    except Exception as exc:
+        result = failed(title, exc, baseline.path)
+        return replace(result, kind="new release" if result.error else result.kind, family=baseline.family)
+
+
+def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, title: str) -> RepoResult:
+    rule = baseline.rule_for(repo)
+    pinned = {r.repo: r for r in baseline.repos}
+    first = pinned[rule.reference] if rule and rule.reference else baseline.repos[0]
+    new = _side(sources, SourceSpec("hub", repo, sha), first.options)
+    with reading(str(baseline.path), None, None):
+        expected = {r.repo: r.expected_snapshot() for r in baseline.repos}
+        siblings = [(name, sources.metrics(expected[name], r.options)) for name, r in pinned.items()]
+    sibling = closest_sibling(new.metrics, siblings, rule.reference if rule else None)
+    assert sibling is not None  # a baseline has at least one repo
+    chosen = pinned[sibling.repo]
+    if chosen.options != first.options:
+        new = Side(new.label, new.snapshot, _metrics_of(sources, new.snapshot, chosen.options))
+    old = Side(
+        f"{chosen.repo}@{(chosen.sha or 'baseline')[:12]} (baseline)",
+        expected[chosen.repo],
+        dict(siblings)[chosen.repo],
+    )
+    comparison = _compare(old, new)
+    variant = variant_of(chosen.repo, (old.snapshot, old.metrics), (new.snapshot, new.metrics))
+    return RepoResult(
+        title,
+        comparison,
+        baseline=baseline.path,
+        kv_variants=_kv_variants(old, new, chosen.options),
+        fail_on_any_change=True,
+        kind="new release",
+        note=f"compared with {chosen.repo} ({sibling.why})",
+        variant=variant,
+        sibling=chosen.repo,
+        family=baseline.family,
+    )
 
 
 def run_check(paths: list[Path], sources: Sources) -> Report:

@@ -134,8 +134,8 @@ class HubdiffSession:
             self.results[key] = result
             if result.error and "cannot connect to" in result.error:
                 self.unreachable = result.error
-            if result.error and "not found" in result.error:
-                self.stale.append(f"{case.path}: {case.repo} ({result.error})")
+            if result.kind == "vanished" or (result.error and "not found" in result.error):
+                self.stale.append(f"{case.path}: {case.repo} ({result.error or result.note})")
                 self.gone.setdefault(case.path, set()).add(case.repo)
             elif result.comparison is not None and result.comparison.tensors.removed:
                 removed = result.comparison.tensors.removed
@@ -149,9 +149,9 @@ class HubdiffSession:
         self.used.add(f"{case.path}::{case}")
         result = self.result(case)
         update = bool(self.config.getoption("--update-baselines"))
-        if result.error:
+        if result.error or result.comparison is None:  # a failed read, or a repo gone or gated
             self.failed += 1
-            pytest.fail(f"{case}: could not be read: {result.error}", pytrace=False)
+            pytest.fail(f"{case}: could not be read: {result.error or result.headline}", pytrace=False)
         if case.claim is None:
             if result.changed:
                 if update:

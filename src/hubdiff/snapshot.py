@@ -24,7 +24,7 @@ from ._json import dumps_sorted
 from .patterns import Pattern, format_index_set, group, parse_index_set, patterns_of
 
 SNAPSHOT_FORMAT = 1
-COMPACT_FORMAT = 2  # the cache's pattern form (Snapshot.compact); 1 was the full JSON form
+COMPACT_FORMAT = 3  # the cache's pattern form (Snapshot.compact); 2 had no hub_parameters
 _HEAD = ("source", "revision", "sha", "commit_date", "config", "generation_config", "index_metadata")
 
 # per pattern, in the order of Pattern.names(): runs of (shard number, how many tensors)
@@ -86,6 +86,9 @@ class Snapshot:
     shards: tuple[str, ...] = ()  # the safetensors files holding tensors, sorted
     placement: Placement = ()  # per pattern: runs of (index into shards, tensor count), names() order
     unknown_dtypes: tuple[str, ...] = field(default=())
+    # the Hub's own count of stored elements per dtype (safetensors.parameters), None when not asked
+    # or not given: a cross-check of parameters_by_dtype
+    hub_parameters: dict[str, int] | None = None
 
     @classmethod
     def of_tensors(cls, *head: Any, tensors: Iterable[Tensor], **rest: Any) -> Snapshot:
@@ -142,6 +145,7 @@ class Snapshot:
             **{key: getattr(self, key) for key in _HEAD},
             "shards": list(self.shards),
             "unknown_dtypes": list(self.unknown_dtypes),
+            "hub_parameters": self.hub_parameters,
         }
 
     @classmethod
@@ -162,6 +166,7 @@ class Snapshot:
             shards=tuple(data["shards"]),
             placement=placement,
             unknown_dtypes=tuple(data.get("unknown_dtypes", ())),
+            hub_parameters=data.get("hub_parameters"),
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -12,15 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ._baseline import RepoBaseline, load_baseline, update_baseline
+from ._baseline import Baseline, RepoBaseline, add_release, load_baseline, update_baseline
 from ._source import Sources
-from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, UsageError
-from .jobs import RepoResult, Report, check_repo, failure
+from ._source.hub import HubReader, ListedRepo
+from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, SourceError, UsageError
+from .jobs import NOTICES, RepoResult, Report, check_release, check_repo, failed, failure
 
 MAX_ANNOTATIONS = 10
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub refuses job summaries over 1 MiB
@@ -30,18 +30,23 @@ STEP_SUMMARY_LIMIT = 1_000_000  # GitHub refuses job summaries over 1 MiB
 class WatchOutcome:
     checked: int = 0
     unchanged: list[str] = field(default_factory=list)
-    results: dict[str, list[RepoResult]] = field(default_factory=dict)  # family -> changed or failed repos
-    updated: dict[str, list[str]] = field(default_factory=dict)  # family -> repos re-recorded
+    results: dict[str, list[RepoResult]] = field(default_factory=dict)  # family -> what needs a look
+    updated: dict[str, list[str]] = field(default_factory=dict)  # family -> repos re-recorded or added
     files: dict[str, dict[str, str]] = field(default_factory=dict)  # family -> {report, comment, pr_body}
     baseline_files: dict[str, Path] = field(default_factory=dict)
+    listed_gated: list[str] = field(default_factory=list)  # pinned repos the listings show as gated
+
+    def _all(self) -> list[RepoResult]:
+        return [r for rs in self.results.values() for r in rs]
 
     @property
     def failed(self) -> list[RepoResult]:
-        return [r for rs in self.results.values() for r in rs if r.error]
+        return [r for r in self._all() if r.error]
 
     @property
     def changed_families(self) -> list[str]:
-        return sorted(f for f, rs in self.results.items() if any(not r.error for r in rs))
+        """Families with something to record: a pinned repo that moved, or a new release."""
+        return sorted(f for f, rs in self.results.items() if any(_recordable(r) for r in rs))
 
     @property
     def exit_code(self) -> int:
@@ -51,19 +56,34 @@ class WatchOutcome:
             r
             for f, rs in self.results.items()
             for r in rs
-            if r.title.split("@")[0] not in self.updated.get(f, [])
+            if r.status != "skipped" and _repo_of(r) not in self.updated.get(f, [])
         ]
-        broken = [r for rs in self.results.values() for r in rs if r.broken_claims]
+        broken = [r for r in self._all() if r.broken_claims]
         return EXIT_CHANGED if pending or broken else EXIT_OK
 
     def summary_line(self) -> str:
-        changed = sum(1 for rs in self.results.values() for r in rs if not r.error)
+        results = self._all()
+        changed = sum(1 for r in results if not r.error and r.kind == "revision")
         parts = [f"{self.checked} repos checked", f"{changed} changed"]
+        for kind, label in (("new release", "new releases"), *((k, k) for k in NOTICES)):
+            n = sum(1 for r in results if r.kind == kind and not r.error)
+            if n:
+                parts.append(f"{n} {label}")
         if self.failed:
             parts.append(f"{len(self.failed)} could not be read")
+        if self.listed_gated:
+            parts.append(f"{len(self.listed_gated)} pinned repos gated")
         if self.updated:
             parts.append(f"baselines updated: {', '.join(sorted(self.updated))}")
         return "hubdiff watch: " + ", ".join(parts)
+
+
+def _recordable(result: RepoResult) -> bool:
+    return not result.error and result.kind in ("revision", "new release")
+
+
+def _repo_of(result: RepoResult) -> str:
+    return result.title.split("@")[0]
 
 
 def parse_shard(text: str | None) -> tuple[int, int]:
@@ -84,36 +104,66 @@ def in_shard(family: str, shard: tuple[int, int]) -> bool:
     return digest % shard[1] == shard[0]
 
 
-def _current_shas(repos: list[RepoBaseline], sources: Sources) -> dict[str, str | Exception]:
-    """The sha each repo's tracked revision points at now, with as few requests as the Hub allows."""
-    from ._source.hub import HubReader
+Listing = dict[str, ListedRepo] | Exception
 
-    reader = HubReader(sources.settings, sources.cache)
-    out: dict[str, str | Exception] = {}
-    by_owner: dict[str, list[RepoBaseline]] = defaultdict(list)
-    for repo in repos:
-        by_owner[repo.repo.split("/")[0]].append(repo)
 
-    def listing(owner: str) -> dict[str, str]:
+def _listings(owners: set[str], reader: HubReader) -> dict[str, Listing]:
+    """Each owner's model listing (one request per page of 1,000), fetched side by side."""
+
+    def listing(owner: str) -> Listing:
         try:
-            return reader.main_shas(owner) if any(r.revision == "main" for r in by_owner[owner]) else {}
-        except Exception:
-            return {}  # fall back to one request per repo, each of which reports its own failure
+            return reader.listing(owner)
+        except Exception as exc:
+            return exc  # pinned repos fall back to one request each; discovery says the owner failed
 
-    owners = sorted(by_owner)
-    with ThreadPoolExecutor(max_workers=min(8, len(owners) or 1)) as pool:
-        listings = dict(zip(owners, pool.map(listing, owners)))
-    for owner in owners:
-        listed = listings[owner]
-        for repo in by_owner[owner]:
-            if repo.revision == "main" and repo.repo in listed:
-                out[repo.repo] = listed[repo.repo]
-                continue
-            try:
-                out[repo.repo] = reader.resolve(repo.repo, repo.revision).sha
-            except Exception as exc:
-                out[repo.repo] = exc
-    return out
+    ordered = sorted(owners)
+    with ThreadPoolExecutor(max_workers=min(8, len(ordered) or 1)) as pool:
+        return dict(zip(ordered, pool.map(listing, ordered)))
+
+
+def _current_sha(repo: RepoBaseline, listings: dict[str, Listing], reader: HubReader) -> str | Exception:
+    """The sha the repo's tracked revision points at now: from the listing when it covers the repo,
+    else one request (a private repo, another revision, or one that left the listing)."""
+    listed = listings.get(repo.repo.split("/")[0])
+    if repo.revision == "main" and isinstance(listed, dict) and repo.repo in listed:
+        return listed[repo.repo].sha
+    try:
+        return reader.resolve(repo.repo, repo.revision).sha
+    except Exception as exc:
+        return exc
+
+
+def skip_reason(sizes: dict[str, int | None]) -> str | None:
+    """Why a repo has nothing hubdiff can read (None: it has safetensors weights and a config)."""
+    names = [p.rsplit("/", 1)[-1] for p in sizes]
+    if any(n.endswith(".safetensors") for n in names) and any(n == "config.json" for n in names):
+        return None
+    if "adapter_config.json" in names:
+        return "an adapter (adapter_config.json), not a model of its own"
+    ggufs = sum(n.endswith(".gguf") for n in names)
+    if ggufs:
+        return f"GGUF only ({ggufs} .gguf files, no safetensors weights)"
+    if not any(n.endswith(".safetensors") for n in names):
+        return "no safetensors weights"
+    return "safetensors weights without a config.json"
+
+
+def _release_or_notice(
+    baseline: Baseline, repo: str, listed: ListedRepo, reader: HubReader, sources: Sources
+) -> RepoResult:
+    title = f"{repo}@{listed.sha[:12]}"
+    try:
+        reason = skip_reason(reader.resolve(repo, listed.sha).sizes)
+    except SourceError as exc:
+        reason = exc.problem if exc.access else None
+        if reason is None:
+            return RepoResult(title, error=failure(exc), baseline=baseline.path, kind="new release")
+    if reason is None:
+        result = check_release(baseline, repo, listed.sha, sources)
+        if result.kind != "gated":
+            return result
+        reason = result.note
+    return RepoResult(title, baseline=baseline.path, kind="skipped", note=reason, family=baseline.family)
 
 
 def run_watch(
@@ -128,25 +178,47 @@ def run_watch(
     from ._files import atomic_write_text
     from ._render.markdown import render, render_comment, workflow_run_url
 
-    baselines = [b for b in (load_baseline(p) for p in paths) if in_shard(b.family, shard)]
+    everything = [load_baseline(p) for p in paths]  # every file validated before anything is fetched
+    pinned_anywhere = {r.repo.lower() for b in everything for r in b.repos}
+    baselines = [b for b in everything if in_shard(b.family, shard)]
     outcome = WatchOutcome(baseline_files={b.family: b.path for b in baselines})
     pairs = [(b, r) for b in baselines for r in b.repos]
     outcome.checked = len(pairs)
-    current = _current_shas([r for _, r in pairs], sources)
+    reader = HubReader(sources.settings, sources.cache)
+    owners = {r.repo.split("/")[0] for _, r in pairs if r.revision == "main"}
+    owners |= {rule.owner for b in baselines for rule in b.discover}
+    listings = _listings(owners, reader)
+    current: dict[str, str] = {}  # repo -> the sha it moved to
     for baseline, repo in pairs:
-        now = current.get(repo.repo)
+        listed = listings.get(repo.repo.split("/")[0])
+        if isinstance(listed, dict) and listed.get(repo.repo, ListedRepo("")).gated:
+            outcome.listed_gated.append(repo.repo)
+        now = _current_sha(repo, listings, reader)
         if isinstance(now, Exception):
-            result = RepoResult(
-                f"{repo.repo}@{repo.revision}", error=failure(now), baseline=baseline.path, line=repo.line
-            )
-            outcome.results.setdefault(baseline.family, []).append(result)
-            continue
-        if now == repo.sha:
+            result = failed(f"{repo.repo}@{repo.revision}", now, baseline.path, repo.line)
+        elif now == repo.sha:
             outcome.unchanged.append(repo.repo)
             continue
-        result, _ = check_repo(baseline, replace(repo, revision=now or repo.revision), sources)
-        result = replace(result, title=f"{repo.repo}@{repo.revision}")
+        else:
+            current[repo.repo] = now
+            result, _ = check_repo(baseline, replace(repo, revision=now or repo.revision), sources)
+            result = replace(result, title=f"{repo.repo}@{repo.revision}")
         outcome.results.setdefault(baseline.family, []).append(result)
+    new_releases: dict[str, dict[str, str]] = {}  # family -> {repo: sha}
+    for baseline in baselines:
+        for owner in sorted({rule.owner for rule in baseline.discover}):
+            listed = listings[owner]
+            if isinstance(listed, Exception):
+                result = RepoResult(f"{owner} (model listing)", error=failure(listed), baseline=baseline.path)
+                outcome.results.setdefault(baseline.family, []).append(result)
+                continue
+            for repo, entry in sorted(listed.items()):
+                if repo.lower() in pinned_anywhere or baseline.rule_for(repo) is None:
+                    continue  # nothing is fetched for a repo no rule takes, or one already pinned
+                result = _release_or_notice(baseline, repo, entry, reader, sources)
+                outcome.results.setdefault(baseline.family, []).append(result)
+                if _recordable(result):
+                    new_releases.setdefault(baseline.family, {})[repo] = entry.sha
     changed = set(outcome.changed_families)
     for family, results in sorted(outcome.results.items()):
         report = Report("watch", tuple(results))
@@ -157,16 +229,25 @@ def run_watch(
             report, template_dir, files["report"], marker=family, run_url=workflow_run_url()
         )
         atomic_write_text(Path(files["comment"]), comment)
-        if family in changed:  # a pull request is opened only for families whose repos moved
+        if family in changed:  # a pull request is opened only for families with something to record
             files["pr_body"] = f"{base}.pr.md"
             atomic_write_text(Path(files["pr_body"]), comment)
         outcome.files[family] = files
     if update:
-        shas = {repo: sha for repo, sha in current.items() if isinstance(sha, str)}
         for family in outcome.changed_families:
-            changed = {r.title.split("@")[0] for r in outcome.results[family] if not r.error}
-            update_baseline(outcome.baseline_files[family], sources, only=changed, revisions=shas)
-            outcome.updated[family] = sorted(changed)
+            moved = {_repo_of(r) for r in outcome.results[family] if _recordable(r) and r.kind == "revision"}
+            path = outcome.baseline_files[family]
+            if moved:
+                update_baseline(path, sources, only=moved, revisions=current)
+            releases = {
+                _repo_of(r): r for r in outcome.results[family] if _recordable(r) and r.kind == "new release"
+            }
+            for repo, result in releases.items():
+                assert result.sibling is not None
+                add_release(
+                    path, repo, new_releases[family][repo], result.sibling, result.note or "", sources
+                )
+            outcome.updated[family] = sorted(moved | set(releases))
     return outcome
 
 

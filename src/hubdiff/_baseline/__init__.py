@@ -7,10 +7,19 @@ and its derived figures, plus what people add by hand: claims, keys allowed to c
 ``watch``, the pytest plugin) goes through these; none writes a baseline itself.
 """
 
-from .record import entry_for, init_repo, record_entry, restate_claims, unknown_repos, update_baseline
+from .record import (
+    add_release,
+    entry_for,
+    init_repo,
+    record_entry,
+    restate_claims,
+    unknown_repos,
+    update_baseline,
+)
 from .schema import (
     OPTION_KEYS,
     Baseline,
+    DiscoverRule,
     OptionError,
     RepoBaseline,
     discover,
@@ -26,8 +35,10 @@ from .store import write_baseline
 __all__ = [
     "OPTION_KEYS",
     "Baseline",
+    "DiscoverRule",
     "OptionError",
     "RepoBaseline",
+    "add_release",
     "discover",
     "entry_for",
     "init_repo",

@@ -9,6 +9,7 @@ whole, since a figure recorded under one option and checked under a default woul
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,27 @@ def init_repo(path: Path, family: str, spec: SourceSpec, sources: Sources, optio
         _set(entry, "revision", spec.revision)
         record_entry(entry, snapshot, options)
         return _line(path, spec.target, before, entry)
+
+
+def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, sources: Sources) -> str:
+    """Add a new release found by ``watch`` to its family: recorded at ``sha``, tracking main, with the
+    sibling it was compared with as its note and the sibling's metrics options. No claims: those are
+    for a reviewer to state."""
+    with edit(path) as editing:
+        pinned = {r.repo: r for r in editing.baseline.repos}
+        rule = editing.baseline.rule_for(repo)
+        sibling = next((name for name in pinned if f"compared with {name} " in note), None)
+        options = pinned[
+            sibling or (rule.reference if rule and rule.reference else next(iter(pinned)))
+        ].options
+        snapshot = replace(sources.open(SourceSpec("hub", repo, sha)), revision="main")
+        repos = editing.doc["repos"]
+        before = plain(dict(repos[repo])) if repo in repos else {}
+        repos[repo] = entry = to_yaml_node({})
+        _set(entry, "revision", "main")
+        _set(entry, "notes", f"New release found by hubdiff watch; {note}." if note else "New release.")
+        record_entry(entry, snapshot, options)
+        return _line(path, repo, before, entry)
 
 
 def restate_claims(path: Path, values: Mapping[tuple[str, str], Any]) -> list[str]:

@@ -8,7 +8,9 @@ writing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +73,39 @@ class RepoBaseline:
 
 
 @dataclass(frozen=True)
+class DiscoverRule:
+    """Which new repos of ``owner`` belong to the family: names matching a ``match`` glob and no
+    ``exclude`` glob (case-insensitive, as the Hub's repo names are); ``reference`` names the pinned repo
+    every new release is compared with, instead of the closest sibling."""
+
+    owner: str
+    match: tuple[str, ...]
+    exclude: tuple[str, ...] = ()
+    reference: str | None = None
+    line: int | None = None
+
+    def matches(self, repo: str) -> bool:
+        owner, _, name = repo.partition("/")
+        if owner.lower() != self.owner.lower():
+            return False
+        name = name.lower()
+        return any(fnmatchcase(name, g.lower()) for g in self.match) and not any(
+            fnmatchcase(name, g.lower()) for g in self.exclude
+        )
+
+
+@dataclass(frozen=True)
 class Baseline:
     path: Path
     family: str
     notes: str
     repos: tuple[RepoBaseline, ...]
     raw: dict[str, Any]
+    discover: tuple[DiscoverRule, ...] = ()
+
+    def rule_for(self, repo: str) -> DiscoverRule | None:
+        """The first rule that takes ``repo`` as a new release of this family (None: not one)."""
+        return next((rule for rule in self.discover if rule.matches(repo)), None)
 
 
 # -- pattern rows ------------------------------------------------------------------------------
@@ -129,6 +158,10 @@ def _line(node: yaml.Node | None, path: list[Any]) -> int | None:
     """1-based line of the value at ``path`` (or of the closest enclosing node)."""
     best = node.start_mark.line + 1 if node is not None else None
     for part in path:
+        if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            best = node.start_mark.line + 1
+            continue
         if not isinstance(node, yaml.MappingNode):
             break
         for key_node, value_node in node.value:
@@ -162,9 +195,9 @@ def load_baseline(path: Path) -> Baseline:
 
     if not isinstance(data, dict):
         raise fail([], "a baseline is a mapping with family, repos (and notes)")
-    unknown = set(data) - {"family", "notes", "repos"}
+    unknown = set(data) - {"family", "notes", "repos", "discover"}
     if unknown:
-        raise fail([sorted(unknown)[0]], "unknown key (known: family, notes, repos)")
+        raise fail([sorted(unknown)[0]], "unknown key (known: discover, family, notes, repos)")
     if not isinstance(data.get("family"), str) or not data["family"]:
         raise fail(["family"], "must be a non-empty string")
     if not isinstance(data.get("notes", ""), str):
@@ -239,7 +272,49 @@ def load_baseline(path: Path) -> Baseline:
                 _line(root, where),
             )
         )
-    return Baseline(path, data["family"], data.get("notes", ""), tuple(out), data)
+    rules = _discover_rules(data.get("discover"), {r.repo for r in out}, root, fail)
+    return Baseline(path, data["family"], data.get("notes", ""), tuple(out), data, rules)
+
+
+_GLOB = re.compile(r"[\w.*?\[\]!-]{1,96}")
+
+
+def _discover_rules(
+    raw: Any, pinned: set[str], root: yaml.Node | None, fail: Callable[[list[Any], str], BaselineError]
+) -> tuple[DiscoverRule, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise fail(["discover"], "must be a list of rules (owner, match, exclude, reference)")
+    rules = []
+    for i, rule in enumerate(raw):
+        where: list[Any] = ["discover", i]
+        if not isinstance(rule, dict):
+            raise fail(where, "a rule is a mapping with owner and match")
+        bad = set(rule) - {"owner", "match", "exclude", "reference"}
+        if bad:
+            raise fail([*where, sorted(bad)[0]], "unknown key (known: owner, match, exclude, reference)")
+        owner = rule.get("owner")
+        if not isinstance(owner, str) or not re.fullmatch(r"[\w.-]{1,96}", owner):
+            raise fail([*where, "owner"], "owner must be a user or organisation name")
+        globs = {}
+        for key in ("match", "exclude"):
+            value = rule.get(key, [] if key == "exclude" else None)
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not all(
+                isinstance(g, str) and _GLOB.fullmatch(g) for g in value
+            ):
+                raise fail([*where, key], f'{key} must be a repo-name glob or a list of them (e.g. "GLM-5*")')
+            globs[key] = tuple(value)
+        if not globs["match"]:
+            raise fail([*where, "match"], "match must name at least one glob")
+        reference = rule.get("reference")
+        if reference is not None and reference not in pinned:
+            raise fail(
+                [*where, "reference"], f"reference {str(reference)[:100]!r} is not a repo of this baseline"
+            )
+        rules.append(DiscoverRule(owner, globs["match"], globs["exclude"], reference, _line(root, where)))
+    return tuple(rules)
 
 
 class OptionError(ValueError):

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._metrics import FIGURE_UNITS
 from ..patterns import parse_index_set
+from ..units import human_bytes
 
 if TYPE_CHECKING:
     from .._compare import Comparison
@@ -62,9 +63,41 @@ def layer_moves(c: Comparison) -> str:
     return f"{label} move from layers {old} to {new}"
 
 
+NOTICE_WORDING = {
+    "vanished": "vanished: repository not found (deleted, renamed, or made private: a token that may "
+    "read it sees it)",
+    "gated": "gated: the Hub refuses this token its files (accept the terms on the Hub, or give the "
+    "workflow a token that has)",
+    "skipped": "skipped",
+}
+
+
+def release_heading(result: RepoResult) -> str:
+    """ "New release in glm-5: zai-org/GLM-5.3-Flash, compared with zai-org/GLM-5.3"."""
+    repo = result.title.split("@")[0]
+    if result.sibling is None:
+        return f"New release in {result.family}: {repo}"
+    return f"New release in {result.family}: {repo}, compared with {result.sibling}"
+
+
+def variant_line(result: RepoResult) -> str:
+    v = result.variant
+    assert v is not None
+    storage = f"weights {human_bytes(v.old_bytes)} → {human_bytes(v.new_bytes)} ({change(v.old_bytes, v.new_bytes)})"
+    scales = f", scales {human_bytes(v.old_scale_bytes)} → {human_bytes(v.new_scale_bytes)}"
+    return f"a {v.kind} copy of {v.of}: same architecture, parameters equal; {storage}" + (
+        scales if v.old_scale_bytes or v.new_scale_bytes else ""
+    )
+
+
 def headline(result: RepoResult) -> str:
     if result.error:
         return f"{result.title}: could not be read ({result.error})"
+    if result.kind in NOTICE_WORDING:
+        wording = NOTICE_WORDING[result.kind]
+        return f"{result.title}: {wording}" + (f" ({result.note})" if result.kind == "skipped" else "") + "."
+    if result.kind == "new release" and result.variant is not None:
+        return f"{release_heading(result)}: {variant_line(result)}."
     c = result.comparison
     assert c is not None
     parts = []
@@ -100,6 +133,8 @@ def headline(result: RepoResult) -> str:
         parts.append(f"{len(result.broken_claims)} claim(s) no longer hold")
     if not parts:
         parts.append("no differences")
+    if result.kind == "new release":
+        return f"{release_heading(result)}: " + "; ".join(parts) + "."
     return f"{result.title}: " + "; ".join(parts) + "."
 
 

@@ -23,12 +23,13 @@ from typing import Any
 
 import jinja2
 
+from .._compare.release import hub_count
 from .._metrics import Metrics
 from ..errors import UsageError
 from ..jobs import Report
 from ..units import gib, human_bytes, human_count
 from ..visible import printable, printable_lines
-from .headline import by_impact, change, config_impact, key_figures, reshaped_first
+from .headline import by_impact, change, config_impact, key_figures, release_heading, reshaped_first
 from .text import fit
 
 COMMENT_LIMIT = 65_536
@@ -252,6 +253,8 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         reshaped_first=reshaped_first,
         key_figures=key_figures,
         config_impact=config_impact,
+        hub_count=hub_count,
+        release_heading=release_heading,
     )
     return env
 
@@ -353,11 +356,18 @@ def report_json(report: Report) -> dict[str, Any]:
             "status": r.status,
             "headline": r.headline,
             "error": r.error,
+            "kind": r.kind,
+            "note": r.note,
+            "sibling": r.sibling,
         }
+        if r.variant is not None:
+            entry["variant"] = vars(r.variant)
         c = r.comparison
         if c is not None:
             entry["old"] = {"label": c.old.label, "sha": c.old.snapshot.sha}
             entry["new"] = {"label": c.new.label, "sha": c.new.snapshot.sha}
+            for side, key in ((c.old, "old"), (c.new, "new")):
+                entry[key]["hub_parameters"] = side.snapshot.hub_parameters
             entry["config"] = [
                 {
                     "path": x.path,

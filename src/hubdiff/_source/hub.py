@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
@@ -57,6 +57,7 @@ MAX_PAGE_BYTES = 64_000_000  # one page of a model listing (1,000 models)
 MAX_LISTING_PAGES = 100  # 100,000 repos of one owner
 DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
 _SHA = re.compile(r"[0-9a-f]{40}")
+_REPO_ID = re.compile(r"[\w.-]{1,96}/[\w.-]{1,96}")
 _BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 
 
@@ -67,6 +68,15 @@ class RepoInfo:
     sha: str
     last_modified: str | None
     sizes: dict[str, int | None]
+
+
+@dataclass(frozen=True)
+class ListedRepo:
+    """A repo as its owner's model listing shows it: main's sha and whether it is gated or private."""
+
+    sha: str
+    gated: bool = False
+    private: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,11 +154,11 @@ class HubReader:
                 ) from None
             except GatedRepoError:
                 raise SourceError(
-                    where, revision, file, "gated repo: accept its terms on the Hub and set HF_TOKEN"
+                    where, revision, file, "gated repo: accept its terms on the Hub and set HF_TOKEN", "gated"
                 ) from None
             except RepositoryNotFoundError:
                 raise SourceError(
-                    where, revision, file, "repository not found (or private: set HF_TOKEN)"
+                    where, revision, file, "repository not found (or private: set HF_TOKEN)", "missing"
                 ) from None
             except EntryNotFoundError:
                 raise SourceError(where, revision, file, "file not found") from None
@@ -248,8 +258,8 @@ class HubReader:
         except JSONProblem as exc:
             raise SourceError(repo, revision, None, f"model info {exc}") from None
 
-    def main_shas(self, author: str) -> dict[str, str]:
-        """Every listed repo of ``author`` with its main-branch sha: one request per page of the listing.
+    def listing(self, author: str) -> dict[str, ListedRepo]:
+        """Every listed repo of ``author`` with its main-branch sha and access: one request per page.
 
         The ``Link`` to the next page is followed only on the endpoint's own host and listing path,
         at most ``MAX_LISTING_PAGES`` times and never twice to the same URL.
@@ -257,9 +267,9 @@ class HubReader:
         endpoint = urlsplit(self.settings.endpoint)
         listing_path = endpoint.path.rstrip("/") + "/api/models"
         url: str | None = f"{self.settings.endpoint}/api/models"
-        params: Any = {"author": author, "expand": ["sha", "lastModified"]}
+        params: Any = {"author": author, "expand": ["sha", "lastModified", "gated", "private"]}
         seen: set[str] = set()
-        out: dict[str, str] = {}
+        out: dict[str, ListedRepo] = {}
         while url is not None:
             if len(seen) == MAX_LISTING_PAGES:
                 raise SourceError(author, None, "model listing", f"more than {MAX_LISTING_PAGES} pages")
@@ -271,7 +281,7 @@ class HubReader:
             )
             seen.add(answer.url)
             try:
-                out.update(listed_shas(_json_body(answer.body, MAX_PAGE_BYTES)))
+                out.update(listed_repos(_json_body(answer.body, MAX_PAGE_BYTES)))
             except JSONProblem as exc:
                 raise SourceError(author, None, "model listing", str(exc)) from None
             url, params = _next_page(answer.headers), None
@@ -292,6 +302,22 @@ class HubReader:
             if url in seen:
                 raise SourceError(author, None, "model listing", "next-page link repeats a page")
         return out
+
+    def hub_parameters(self, repo: str, sha: str) -> dict[str, int] | None:
+        """The Hub's own count of stored elements per dtype (``safetensors.parameters``) at ``sha``: one
+        request. None when the Hub gives none (no safetensors, not computed yet, or any failure): it is
+        a cross-check, and a snapshot is never refused for it."""
+        url = f"{self.settings.endpoint}/api/models/{repo}/revision/{sha}"
+        try:
+            answer = self._attempts(
+                lambda: self._request(url, MAX_PAGE_BYTES, params={"expand": ["safetensors"]}),
+                repo,
+                sha,
+                None,
+            )
+            return hub_parameter_counts(_json_body(answer.body, MAX_PAGE_BYTES))
+        except Exception:
+            return None
 
     def _header(self, repo: str, sha: str, path: str, first: int) -> ParsedHeader:
         with reading(repo, sha, path):
@@ -370,8 +396,19 @@ class HubReader:
             def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
                 return reader._headers_parallel(repo, sha, hints)
 
+        if not headers:
+            return self._read_model(_Files(), repo, revision, sha, info, headers)
+        with ThreadPoolExecutor(max_workers=1) as pool:  # the Hub's count, while the headers are read
+            counted = pool.submit(self.hub_parameters, repo, sha)
+            snapshot = self._read_model(_Files(), repo, revision, sha, info, headers)
+            return replace(snapshot, hub_parameters=counted.result())
+
+    @staticmethod
+    def _read_model(
+        files: Any, repo: str, revision: str, sha: str, info: RepoInfo, headers: bool
+    ) -> Snapshot:
         return read_model(
-            _Files(),
+            files,
             source=repo,
             revision=revision,
             error_revision=sha,
@@ -478,8 +515,9 @@ def repo_info(data: Any) -> RepoInfo:
     return RepoInfo(sha, date, sizes)
 
 
-def listed_shas(data: Any) -> dict[str, str]:
-    """One page of a model listing: repo id -> main sha (repos listed without a sha are skipped)."""
+def listed_repos(data: Any) -> dict[str, ListedRepo]:
+    """One page of a model listing: repo id -> main sha and access (repos listed without a sha, or with
+    an id that is not owner/name, are skipped)."""
     if not isinstance(data, list):
         raise JSONProblem(f"is JSON but not a list ({type(data).__name__})")
     out = {}
@@ -487,9 +525,33 @@ def listed_shas(data: Any) -> dict[str, str]:
         if not isinstance(item, dict):
             raise JSONProblem(f"item {i} is not an object")
         repo, sha = item.get("id"), item.get("sha")
-        if isinstance(repo, str) and isinstance(sha, str) and _SHA.fullmatch(sha):
-            out[repo] = sha
+        if (
+            isinstance(repo, str)
+            and _REPO_ID.fullmatch(repo)
+            and isinstance(sha, str)
+            and _SHA.fullmatch(sha)
+        ):
+            gated = item.get("gated")
+            out[repo] = ListedRepo(sha, gated not in (None, False), item.get("private") is True)
     return out
+
+
+def hub_parameter_counts(data: Any) -> dict[str, int] | None:
+    """``safetensors.parameters`` of a model info, checked: dtype -> whole number of elements."""
+    counts = data.get("safetensors") if isinstance(data, dict) else None
+    counts = counts.get("parameters") if isinstance(counts, dict) else None
+    if not isinstance(counts, dict) or not counts or len(counts) > 64:
+        return None
+    out = {}
+    for dtype, n in counts.items():
+        if not (
+            isinstance(dtype, str) and len(dtype) <= 16 and isinstance(n, int) and not isinstance(n, bool)
+        ):
+            return None
+        if not 0 <= n < 1 << 63:
+            return None
+        out[dtype] = n
+    return dict(sorted(out.items()))
 
 
 def _next_page(headers: httpx2.Headers) -> str | None:
@@ -498,8 +560,6 @@ def _next_page(headers: httpx2.Headers) -> str | None:
 
 
 def _with_revision(snapshot: Snapshot, revision: str) -> Snapshot:
-    from dataclasses import replace
-
     return replace(snapshot, revision=revision)
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -132,6 +134,18 @@ class HubReplica:
                 repo.prs[pr] = sha
         return sha
 
+    def set_access(self, repo_id: str, *, gated: bool | None = None, private: bool | None = None) -> None:
+        """Gate a repo or make it private (or undo either) while the replica runs."""
+        with self._lock:
+            repo = self.repos[repo_id]
+            repo.gated = repo.gated if gated is None else gated
+            repo.private = repo.private if private is None else private
+
+    def remove(self, repo_id: str) -> None:
+        """Delete a repo (or rename it away): it leaves the listings and every route answers 404."""
+        with self._lock:
+            del self.repos[repo_id]
+
     def add_fault(self, fault: Fault) -> Fault:
         with self._lock:
             self.faults.append(fault)
@@ -208,6 +222,28 @@ class HubReplica:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def safetensors_parameters(files: dict[str, VirtualFile]) -> dict[str, int] | None:
+    """What the Hub reports as ``safetensors.parameters``: stored elements per dtype over the weights the
+    index lists (every ``.safetensors`` file when there is no index); None for a repo without any."""
+    indexes = [p for p in files if p.endswith(".safetensors.index.json")]
+    if indexes:
+        index = json.loads(files[sorted(indexes)[0]].head)
+        folder = sorted(indexes)[0].rpartition("/")[0]
+        shards = sorted({(f"{folder}/" if folder else "") + s for s in index["weight_map"].values()})
+    else:
+        shards = sorted(p for p in files if p.endswith(".safetensors"))
+    if not shards:
+        return None
+    counts: dict[str, int] = {}
+    for shard in shards:
+        head = files[shard].head
+        (length,) = struct.unpack("<Q", head[:8])
+        for name, entry in json.loads(head[8 : 8 + length]).items():
+            if name != "__metadata__":
+                counts[entry["dtype"]] = counts.get(entry["dtype"], 0) + math.prod(entry["shape"])
+    return dict(sorted(counts.items()))
 
 
 class _Abort(Exception):
@@ -374,6 +410,27 @@ class _Handler(BaseHTTPRequestHandler):
         self._error(404, "EntryNotFound", "Not found")
 
     def _model_info(self, repo: _Repo, commit: _Commit, query: dict[str, list[str]]) -> None:
+        expand = query.get("expand") or query.get("expand[]")
+        if expand:  # as the Hub: only the fields asked for, and expand never with blobs
+            if "blobs" in query:
+                return self._error(400, "BadRequest", "expand cannot be used with blobs")
+            fields: dict[str, Any] = {"_id": repo.repo_id, "id": repo.repo_id}
+            for name in expand:
+                if name == "safetensors":
+                    counts = safetensors_parameters(commit.files)
+                    if counts is not None:
+                        fields["safetensors"] = {"parameters": counts, "total": sum(counts.values())}
+                elif name == "sha":
+                    fields["sha"] = commit.sha
+                elif name == "lastModified":
+                    fields["lastModified"] = commit.date
+                elif name == "gated":
+                    fields["gated"] = "manual" if repo.gated else False
+                elif name == "private":
+                    fields["private"] = repo.private
+                else:
+                    return self._error(400, "BadRequest", f"unknown expand property {name}")
+            return self._json(fields)
         blobs = query.get("blobs") == ["True"] or query.get("blobs") == ["true"]
         siblings = []
         for path in sorted(commit.files):
