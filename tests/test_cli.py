@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+import yaml
+
 from hubdiff.testing import CommitSpec, RepoSpec, load_census, write_checkpoint
 
 from .conftest import DATA
@@ -79,6 +81,22 @@ def test_demo_runs_the_whole_loop(tmp_path):
     assert (
         "index_kpool: 8" in recorded and "kv_bytes_per_token: 6.0 KB" in recorded
     )  # re-recorded, claims kept
+    # 5. two new repos in the family, one GGUF repo the rule excludes
+    assert (
+        "New release in glm-5: zai-org/GLM-5.3-FP8, compared with zai-org/GLM-5.3: a quantized copy of "
+        "zai-org/GLM-5.3: same architecture, parameters equal; weights 1.5 TB → 755.5 GB" in text
+    )
+    assert "New release in glm-5: zai-org/GLM-5.3-Flash-Lite, compared with zai-org/GLM-5.3-Flash: " in text
+    assert "hubdiff watch: 3 repos checked, 0 changed, 2 new releases, baselines updated: glm-5" in text
+    assert "GGUF" not in text.split("5. ")[1].split("\n", 1)[1]  # excluded: never fetched, never listed
+    added = yaml.safe_load(recorded)["repos"]
+    assert (
+        added["zai-org/GLM-5.3-FP8"]["metrics"]["main_params"]
+        == added["zai-org/GLM-5.3"]["metrics"]["main_params"]
+    )
+    assert added["zai-org/GLM-5.3-Flash-Lite"]["metrics"]["routed_experts_per_layer"] == 144
+    releases = (out / "releases" / "glm-5.pr.md").read_text()
+    assert "| F8\\_E4M3 elements | 0 | 751,306,014,720 |" in releases and "  main_params: 743377019904" in releases
 
 
 def test_metrics_command_text_and_json(tmp_path):

@@ -4,7 +4,10 @@
 2. ``watch`` over the example baselines: nothing has changed;
 3. the publisher pushes a new GLM-5.3-Flash revision (indexer keys pooled 8:1 instead of 4:1);
 4. ``watch --update`` notices it, reports the change and the claim it breaks, and re-records the
-   baseline, as the scheduled workflow would before opening its pull request.
+   baseline, as the scheduled workflow would before opening its pull request;
+5. zai-org publishes two new repos that the family's ``discover`` rule takes: an FP8 copy of GLM-5.3
+   and GLM-5.3-Flash-Lite (half the routed experts). The watch finds both, recognises the first as a
+   quantized copy, compares the second with its closest sibling, and proposes both for the baseline.
 
 ``--serve`` instead keeps the replica running and prints the lines that point the README's commands at it.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import time
 from importlib.resources import files
@@ -25,8 +29,8 @@ from ._source import HubSettings, Sources
 from ._source.cache import SnapshotCache
 from .errors import EXIT_OK
 from .jobs import run_diff
-from .testing.example import EXAMPLE_REPOS, example_dir, example_hub
-from .testing.specs import CommitSpec, load_census
+from .testing.example import EXAMPLE_REPOS, example_dir, example_hub, example_specs
+from .testing.specs import CommitSpec, RepoSpec, fp8_copy, load_census
 from .watch import run_watch
 
 FLASH = "zai-org/GLM-5.3-Flash"
@@ -43,6 +47,23 @@ def _new_flash_revision() -> CommitSpec:
         shards=48,
         title="Pool indexer keys 8:1",
         date="2026-11-29T12:00:00.000Z",
+    )
+
+
+def _lite_flash() -> CommitSpec:
+    """GLM-5.3-Flash with 144 of its 288 routed experts: a new architecture in the family."""
+    base = example_dir() / "GLM-5.3-Flash"
+    config = json.loads((base / "config.json").read_text())
+    config["text_config"]["n_routed_experts"] = 144
+    expert = re.compile(r"\.experts\.(\d+)\.")
+    tensors = [
+        t
+        for t in load_census((base / "census.tsv").read_text())
+        if not ((m := expert.search(t[0])) and int(m.group(1)) >= 144)
+    ]
+    files = {"config.json": (json.dumps(config, indent=2) + "\n").encode()}
+    return CommitSpec(
+        files, tensors, shards=24, title="GLM-5.3-Flash-Lite release", date="2026-11-30T08:00:00.000Z"
     )
 
 
@@ -116,6 +137,21 @@ def run_demo(args: argparse.Namespace) -> int:
         for paths in second.files.values():
             print(f"   report: {paths['report']}\n   PR body: {paths.get('pr_body', '-')}")
         print(f"   baseline re-recorded: {baselines / 'glm-5.yaml'} (claims and notes kept)")
+        glm53 = next(spec for spec in example_specs() if spec.repo_id == "zai-org/GLM-5.3").commits[0]
+        hub.add(RepoSpec("zai-org/GLM-5.3-FP8", [fp8_copy(glm53, title="GLM-5.3 FP8")]))
+        hub.add(RepoSpec("zai-org/GLM-5.3-Flash-Lite", [_lite_flash()]))
+        hub.add(RepoSpec("zai-org/GLM-5.3-GGUF", [CommitSpec({"GLM-5.3-Q4_K_M.gguf": b"GGUF"})]))
+        print(
+            "\n5. zai-org publishes GLM-5.3-FP8, GLM-5.3-Flash-Lite and GLM-5.3-GGUF; "
+            "hubdiff watch --update (discover: GLM-5*, not *-GGUF)"
+        )
+        third = run_watch([baselines / "glm-5.yaml"], sources, update=True, output_dir=out / "releases")
+        for results in third.results.values():
+            for result in results:
+                print(f"   {result.headline}")
+        print(f"   {third.summary_line()}")
+        for paths in third.files.values():
+            print(f"   report: {paths['report']}\n   PR body: {paths.get('pr_body', '-')}")
         sent = sum(r.bytes_sent for r in hub.log)
         print(
             f"\n{len(hub.log):,} requests to the replica, {sent:,} bytes received: configs, indexes and "

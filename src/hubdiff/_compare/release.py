@@ -56,8 +56,8 @@ def distance(old: Metrics, new: Metrics) -> tuple[float, str]:
     """How far apart two models are in architecture, and why, in words: the layer census (each layer
     whose attention or MLP kind differs), then hidden size and parameters (each as |ln ratio|), then
     the model type."""
-    old_layers = [(x.attention, x.mlp) for x in old.layers if not x.mtp]
-    new_layers = [(x.attention, x.mlp) for x in new.layers if not x.mtp]
+    old_layers = [(x.attention, x.indexer, x.mlp) for x in old.layers if not x.mtp]
+    new_layers = [(x.attention, x.indexer, x.mlp) for x in new.layers if not x.mtp]
     length = max(len(old_layers), len(new_layers), 1)
     differing = sum(a != b for a, b in zip(old_layers, new_layers)) + abs(len(old_layers) - len(new_layers))
     hidden = [m.cfg.hidden_size or 0 for m in (old, new)]
@@ -68,7 +68,9 @@ def distance(old: Metrics, new: Metrics) -> tuple[float, str]:
     why = [
         "same layer census" if not differing else f"{differing} of {length} layers differ in kind",
         f"hidden size {hidden[0]}" if hidden[0] == hidden[1] else f"hidden size {hidden[0]} vs {hidden[1]}",
-        f"{human_count(params[0])} vs {human_count(params[1])} parameters",
+        f"{human_count(params[0])} parameters both"
+        if params[0] == params[1]
+        else f"{human_count(params[0])} vs {human_count(params[1])} parameters",
     ]
     if not same_type:
         why.append(f"model type {old.cfg.model_type} vs {new.cfg.model_type}")

@@ -216,6 +216,19 @@ def _template_cache() -> Path:
     return folder
 
 
+# what a reviewer is offered to claim for a new release, in the order a model card states them
+CLAIMABLE = (
+    "total_params",
+    "main_params",
+    "active_params",
+    "layers",
+    "routed_experts_per_layer",
+    "experts_per_token",
+    "kv_bytes_per_token",
+    "state_bytes_per_sequence",
+)
+
+
 def environment(template_dir: Path | None = None) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = []
     if template_dir is not None:
@@ -255,6 +268,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         config_impact=config_impact,
         hub_count=hub_count,
         release_heading=release_heading,
+        CLAIMABLE=CLAIMABLE,
     )
     return env
 

@@ -184,6 +184,35 @@ def _sharded(by_shard: dict[str, list[TensorTriple]], prefix: str, base: str) ->
     return files
 
 
+FP8_CONFIG = {
+    "activation_scheme": "dynamic",
+    "fmt": "e4m3",
+    "quant_method": "fp8",
+    "weight_block_size": [128, 128],
+}
+_UNQUANTIZED = re.compile(r"embed_tokens|lm_head|(^|\.)gate\.weight$|norm")
+
+
+def fp8_copy(commit: CommitSpec, block: int = 128, title: str = "FP8 weights") -> CommitSpec:
+    """The commit as block-wise FP8 checkpoints are published: every 2-D BF16 linear weight (not the
+    embeddings, head, routers or norms) stored as F8_E4M3 with an F32 ``weight_scale_inv`` of one
+    value per ``block`` x ``block`` tile, and the config's ``quantization_config`` saying so."""
+    tensors: list[TensorTriple] = []
+    for name, dtype, shape in commit.tensors:
+        if dtype == "BF16" and len(shape) == 2 and name.endswith(".weight") and not _UNQUANTIZED.search(name):
+            tensors.append((name, "F8_E4M3", shape))
+            tiles = (-(-shape[0] // block), -(-shape[1] // block))
+            tensors.append((f"{name}_scale_inv", "F32", tiles))
+        else:
+            tensors.append((name, dtype, shape))
+    files = dict(commit.files)
+    config = json.loads(files["config.json"])
+    target = config.get("text_config", config)
+    target["quantization_config"] = {**FP8_CONFIG, "weight_block_size": [block, block]}
+    files["config.json"] = (json.dumps(config, indent=2) + "\n").encode()
+    return CommitSpec(files, tensors, commit.shards, commit.folder, title, commit.date)
+
+
 def commit_sha(repo_id: str, parent: str, files: dict[str, VirtualFile], title: str) -> str:
     digest = hashlib.sha1(f"{repo_id}\0{parent}\0{title}".encode())
     for path in sorted(files):

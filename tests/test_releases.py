@@ -1,0 +1,243 @@
+"""New releases: discover rules find new repos of a family in the listings the watch already fetches,
+compare each with its closest pinned sibling, recognise quantized copies, and skip what has no weights."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hubdiff._baseline import load_baseline
+from hubdiff.errors import BaselineError
+from hubdiff.testing import CommitSpec, RepoSpec, fp8_copy
+from hubdiff.watch import run_watch
+
+from .test_watch import record, sources_for
+
+
+def model(layers: int, hidden: int, *, window: bool = False, **extra) -> CommitSpec:
+    """A small Llama-like model; ``window`` makes it Mistral, every layer sliding-window."""
+    config = {
+        "model_type": "llama",
+        "hidden_size": hidden,
+        "intermediate_size": 2 * hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 512,
+        "max_position_embeddings": 4096,
+        **extra,
+    }
+    if window:
+        config |= {"model_type": "mistral", "sliding_window": 1024}
+    tensors = [
+        ("model.embed_tokens.weight", "BF16", (512, hidden)),
+        ("lm_head.weight", "BF16", (512, hidden)),
+    ]
+    tensors.append(("model.norm.weight", "BF16", (hidden,)))
+    for i in range(layers):
+        p = f"model.layers.{i}"
+        tensors += [
+            (f"{p}.self_attn.q_proj.weight", "BF16", (hidden, hidden)),
+            (f"{p}.self_attn.k_proj.weight", "BF16", (hidden // 2, hidden)),
+            (f"{p}.self_attn.v_proj.weight", "BF16", (hidden // 2, hidden)),
+            (f"{p}.self_attn.o_proj.weight", "BF16", (hidden, hidden)),
+            (f"{p}.mlp.gate_proj.weight", "BF16", (2 * hidden, hidden)),
+            (f"{p}.mlp.up_proj.weight", "BF16", (2 * hidden, hidden)),
+            (f"{p}.mlp.down_proj.weight", "BF16", (hidden, 2 * hidden)),
+            (f"{p}.input_layernorm.weight", "BF16", (hidden,)),
+            (f"{p}.post_attention_layernorm.weight", "BF16", (hidden,)),
+        ]
+    return CommitSpec({"config.json": json.dumps(config).encode()}, tensors, shards=2)
+
+
+def family_file(path: Path, rules: list[dict]) -> Path:
+    data = yaml.safe_load(path.read_text())
+    data["discover"] = rules
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def family(hub, tmp_path):
+    """acme's Nova family: Nova-S (4 layers, 64 wide) and Nova-L (8 layers, 128 wide), pinned."""
+    hub.add(RepoSpec("acme/Nova-S", [model(4, 64)]))
+    hub.add(RepoSpec("acme/Nova-L", [model(8, 128)]))
+    sources = sources_for(hub, tmp_path)
+    path = tmp_path / "nova.yaml"
+    record(path, "nova", ["acme/Nova-S", "acme/Nova-L"], sources)
+    rules = [{"owner": "acme", "match": "Nova-*", "exclude": ["*-GGUF"]}]
+    return family_file(path, rules), sources
+
+
+def test_new_releases_are_compared_with_their_closest_sibling(hub, tmp_path, family):
+    path, sources = family
+    hub.add(RepoSpec("acme/Nova-L-Instruct", [model(8, 128, rope_theta=1e6)]))  # closest: Nova-L
+    hub.add(
+        RepoSpec("acme/Nova-S-Long", [model(4, 64, window=True)])
+    )  # every layer windowed; still nearest Nova-S
+    hub.add(RepoSpec("acme/Nova-S-FP8", [fp8_copy(model(4, 64), block=32)]))
+    hub.add(RepoSpec("acme/Nova-L-GGUF", [CommitSpec({"nova-l.Q4_K_M.gguf": b"GGUF" + bytes(60)})]))
+    hub.add(RepoSpec("acme/Nova-S-q4", [CommitSpec({"README.md": b"#", "nova.Q4_0.gguf": b"GGUF"})]))
+    hub.add(
+        RepoSpec(
+            "acme/Nova-S-lora", [CommitSpec({"adapter_config.json": b"{}"}, [("a.lora_A", "BF16", (8, 64))])]
+        )
+    )
+    hub.add(RepoSpec("acme/Orion-7B", [model(4, 64)]))  # matches no rule
+    hub.add(RepoSpec("other/Nova-S", [model(4, 64)]))  # another owner
+    hub.clear()
+
+    outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
+
+    paths = [e.path for e in hub.log]
+    for untouched in ("Orion-7B", "Nova-L-GGUF", "other/Nova-S", "/acme/Nova-S/", "/acme/Nova-L/"):
+        assert not any(untouched in p for p in paths), (untouched, paths)
+    assert sum(p.startswith("/api/models?") for p in paths) == 1  # one listing of acme
+    by_repo = {r.title.split("@")[0]: r for r in outcome.results["nova"]}
+    assert sorted(by_repo) == [
+        "acme/Nova-L-Instruct",
+        "acme/Nova-S-FP8",
+        "acme/Nova-S-Long",
+        "acme/Nova-S-lora",
+        "acme/Nova-S-q4",
+    ]
+    assert {r: x.status for r, x in by_repo.items()} == {
+        "acme/Nova-L-Instruct": "new release",
+        "acme/Nova-S-FP8": "new release",
+        "acme/Nova-S-Long": "new release",
+        "acme/Nova-S-lora": "skipped",
+        "acme/Nova-S-q4": "skipped",
+    }
+    assert by_repo["acme/Nova-L-Instruct"].sibling == "acme/Nova-L"
+    assert by_repo["acme/Nova-S-Long"].sibling == "acme/Nova-S"
+    assert (
+        "4 of 4 layers differ in kind, hidden size 64, 213.57K parameters both"
+        in by_repo["acme/Nova-S-Long"].note
+    )
+    assert by_repo["acme/Nova-L-Instruct"].variant is None and by_repo["acme/Nova-S-Long"].variant is None
+    assert "rope_theta" in by_repo["acme/Nova-L-Instruct"].headline
+    assert by_repo["acme/Nova-S-lora"].note == "an adapter (adapter_config.json), not a model of its own"
+    assert by_repo["acme/Nova-S-q4"].note == "GGUF only (1 .gguf files, no safetensors weights)"
+
+    fp8 = by_repo["acme/Nova-S-FP8"]
+    assert fp8.sibling == "acme/Nova-S" and fp8.variant is not None and fp8.variant.kind == "quantized"
+    v = fp8.variant
+    # the BF16 linear weights (4 layers x 7 projections) became FP8, one F32 scale per 32x32 tile
+    linear = 4 * (64 * 64 * 2 + 32 * 64 * 2 + 128 * 64 * 3)
+    tiles = 4 * (2 * 2 * 2 + 1 * 2 * 2 + 4 * 2 * 2 + 2 * 4)
+    assert v.new_dtypes == {"BF16": v.old_dtypes["BF16"] - linear, "F32": tiles, "F8_E4M3": linear}
+    # two bytes an element become one, and the scales add four bytes a tile
+    assert (
+        v.old_bytes - v.new_bytes == linear - 4 * tiles
+        and v.new_scale_bytes == 4 * tiles
+        and v.old_scale_bytes == 0
+    )
+    assert fp8.headline.startswith(
+        "New release in nova: acme/Nova-S-FP8, compared with acme/Nova-S: a quantized copy of acme/Nova-S: "
+        "same architecture, parameters equal"
+    )
+    report = (tmp_path / "reports" / "nova.md").read_text()
+    assert "## New release in nova: acme/Nova-S-FP8, compared with acme/Nova-S" in report
+    assert "### Storage" in report and "| F8\\_E4M3 elements | 0 | " in report
+    assert "agrees with the headers" in report and "disagrees" not in report
+    assert outcome.changed_families == ["nova"] and outcome.exit_code == 1
+    assert "3 new releases, 2 skipped" in outcome.summary_line()
+
+
+def test_update_adds_new_releases_to_the_baseline_and_the_next_poll_is_quiet(hub, tmp_path, family):
+    path, sources = family
+    hub.add(RepoSpec("acme/Nova-S-FP8", [fp8_copy(model(4, 64), block=32)]))
+    sha = hub.repos["acme/Nova-S-FP8"].branches["main"]
+
+    outcome = run_watch([path], sources, update=True, output_dir=tmp_path / "reports")
+
+    assert outcome.updated == {"nova": ["acme/Nova-S-FP8"]} and outcome.exit_code == 0
+    baseline = load_baseline(path)
+    entry = next(r for r in baseline.repos if r.repo == "acme/Nova-S-FP8")
+    assert entry.sha == sha and entry.revision == "main" and not entry.claims
+    assert entry.raw["notes"].startswith("New release found by hubdiff watch; compared with acme/Nova-S (")
+    assert (
+        entry.metrics["main_params"]
+        == next(r for r in baseline.repos if r.repo == "acme/Nova-S").metrics["main_params"]
+    )
+    body = Path(outcome.files["nova"]["pr_body"]).read_text()
+    assert "acme/Nova-S-FP8" in body and "main_params" in body  # figures a reviewer may claim
+    hub.clear()
+    again = run_watch([path], sources, output_dir=tmp_path / "reports2")
+    assert not again.results and again.exit_code == 0
+    assert [e.path.split("?")[0] for e in hub.log] == ["/api/models"]
+
+
+def test_reference_rule_and_vanished_pinned_repo(hub, tmp_path, family):
+    path, sources = family
+    family_file(path, [{"owner": "acme", "match": ["Nova-*"], "reference": "acme/Nova-L"}])
+    hub.add(RepoSpec("acme/Nova-S-Chat", [model(4, 64)]))
+    hub.remove("acme/Nova-S")
+    outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
+    by_repo = {r.title.split("@")[0]: r for r in outcome.results["nova"]}
+    assert by_repo["acme/Nova-S-Chat"].sibling == "acme/Nova-L"
+    assert "the family's reference" in by_repo["acme/Nova-S-Chat"].note
+    gone = by_repo["acme/Nova-S"]
+    assert gone.status == "vanished" and not gone.error and "repository not found" in gone.headline
+    assert not outcome.failed and outcome.exit_code == 1
+
+
+def test_the_hubs_count_disagreeing_is_flagged(hub, tmp_path, family):
+    """The replica's count comes from the headers it serves; a fault swaps in another figure."""
+    from hubdiff.testing import Fault
+
+    path, sources = family
+    hub.add(RepoSpec("acme/Nova-S-2", [model(4, 64)]))
+    body = json.dumps({"id": "acme/Nova-S-2", "safetensors": {"parameters": {"BF16": 5}, "total": 5}})
+    hub.add_fault(Fault("expand=safetensors", body=body.encode()))
+    outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
+    report = (tmp_path / "reports" / "nova.md").read_text()
+    assert "**The Hub's own count for acme/Nova-S-2@" in report and "BF16 Hub 5, headers " in report
+    assert [r.status for r in outcome.results["nova"]] == ["new release"]
+
+
+@pytest.mark.parametrize(
+    ("rules", "where", "problem"),
+    [
+        ("[{owner: acme}]", "discover.0.match", "match must be a repo-name glob"),
+        ("[{owner: 'a/b', match: x}]", "discover.0.owner", "owner must be a user or organisation name"),
+        ("[{owner: acme, match: x, exlude: y}]", "discover.0.exlude", "unknown key"),
+        (
+            "[{owner: acme, match: x, reference: acme/Nope}]",
+            "discover.0.reference",
+            "is not a repo of this baseline",
+        ),
+        ("[{owner: acme, match: 'a b'}]", "discover.0.match", "match must be"),
+        ("{owner: acme}", "discover", "must be a list of rules"),
+    ],
+)
+def test_discover_rules_are_validated_with_file_and_line(tmp_path, rules, where, problem):
+    path = tmp_path / "f.yaml"
+    path.write_text(f"family: f\nrepos:\n  acme/A: {{revision: main}}\ndiscover: {rules}\n")
+    with pytest.raises(BaselineError) as info:
+        load_baseline(path)
+    assert str(info.value).startswith(f"{path}:4: {where}: ") and problem in str(info.value)
+
+
+def test_cli_watch_reports_a_new_release(hub, tmp_path, family):
+    path, _ = family
+    (tmp_path / "baselines").mkdir()
+    path.rename(tmp_path / "baselines" / "nova.yaml")
+    hub.add(RepoSpec("acme/Nova-L-FP8", [fp8_copy(model(8, 128), block=64)]))
+    env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
+    env.pop("GITHUB_OUTPUT", None)
+    run = subprocess.run(
+        [sys.executable, "-m", "hubdiff", "watch"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "New release in nova: acme/Nova-L-FP8, compared with acme/Nova-L: a quantized copy" in run.stdout
+    assert run.stdout.strip().endswith("2 repos checked, 0 changed, 1 new releases")
