@@ -1,4 +1,6 @@
-"""Polling 1,000 repos of 20 orgs with 50 ms per request: hubdiff watch's listing vs one model_info per repo.
+"""Polling 1,000 pinned repos of 20 orgs that also hold 5,000 unpinned ones, with 50 ms per request:
+hubdiff watch (one listing page per 1,000 repos per org, discover rules on every family) vs one
+model_info per pinned repo.
 
 python bench/watch.py
 """
@@ -17,12 +19,14 @@ from _common import RemoteReplica, report
 
 from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
 
-REPOS = [f"org{o:02d}/model-{i:03d}" for o in range(20) for i in range(50)]
+ORGS = [f"org{o:02d}" for o in range(20)]
+REPOS = [f"{org}/model-{i:03d}" for org in ORGS for i in range(50)]
+UNPINNED = [f"{org}/draft-{i:03d}" for org in ORGS for i in range(250)]  # no discover rule takes these
 
 
 def replica() -> HubReplica:
     hub = HubReplica().start()
-    for repo in REPOS:
+    for repo in REPOS + UNPINNED:
         hub.add(RepoSpec(repo, [CommitSpec({"config.json": b"{}"}, [("w", "F16", (4,))])]))
     hub.add_fault(Fault("/", delay_s=0.05))  # 50 ms for every request, as over a real network
     return hub
@@ -39,18 +43,23 @@ def main() -> None:
     hub = RemoteReplica(replica)
     try:
         api = HfApi(endpoint=hub.endpoint, token=False)
-        shas = {m.id: m.sha for o in range(20) for m in api.list_models(author=f"org{o:02d}", expand=["sha"])}
+        shas = {m.id: m.sha for org in ORGS for m in api.list_models(author=org, expand=["sha"])}
         work = Path(tempfile.mkdtemp())
-        entries = {repo: {"revision": "main", "sha": shas[repo]} for repo in REPOS}
-        write_baseline(work / "all.yaml", {"family": "all", "repos": entries})
+        files = []
+        for org in ORGS:
+            entries = {repo: {"revision": "main", "sha": shas[repo]} for repo in REPOS if repo.startswith(org)}
+            rules = [{"owner": org, "match": "model-*", "exclude": ["*-GGUF"]}]
+            files.append(work / f"{org}.yaml")
+            write_baseline(files[-1], {"family": org, "discover": rules, "repos": entries})
         sources = Sources(HubSettings(endpoint=hub.endpoint), SnapshotCache(work / "cache"))
         rows = []
         hub.clear()
         start = time.perf_counter()
-        outcome = run_watch([work / "all.yaml"], sources, output_dir=work / "reports")
+        outcome = run_watch(files, sources, output_dir=work / "reports")
+        assert not outcome.results, outcome.summary_line()
         rows.append(
             {
-                "label": "hubdiff watch (one listing per org)",
+                "label": "hubdiff watch, 20 families with discover rules",
                 "seconds": round(time.perf_counter() - start, 3),
                 "requests": len(hub.log),
                 "peak_rss_mib": 0,

@@ -96,7 +96,10 @@ def test_demo_runs_the_whole_loop(tmp_path):
     )
     assert added["zai-org/GLM-5.3-Flash-Lite"]["metrics"]["routed_experts_per_layer"] == 144
     releases = (out / "releases" / "glm-5.pr.md").read_text()
-    assert "| F8\\_E4M3 elements | 0 | 751,306,014,720 |" in releases and "  main_params: 743377019904" in releases
+    assert (
+        "| F8\\_E4M3 elements | 0 | 751,306,014,720 |" in releases
+        and "  main_params: 743377019904" in releases
+    )
 
 
 def test_metrics_command_text_and_json(tmp_path):

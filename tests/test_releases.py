@@ -241,3 +241,24 @@ def test_cli_watch_reports_a_new_release(hub, tmp_path, family):
     assert run.returncode == 1, run.stdout + run.stderr
     assert "New release in nova: acme/Nova-L-FP8, compared with acme/Nova-L: a quantized copy" in run.stdout
     assert run.stdout.strip().endswith("2 repos checked, 0 changed, 1 new releases")
+
+
+def test_no_change_poll_with_discover_rules_costs_one_listing_page_per_owner_page(hub, tmp_path):
+    """2 owners, each with 5 pinned repos and 20 repos no rule takes: ceil(25 / 10) pages each, nothing else."""
+    from .test_watch import small
+
+    hub.page_size = 10
+    for org in ("acme", "zeta"):
+        for i in range(5):
+            hub.add(small(f"{org}/Nova-{i}"))
+        for i in range(20):
+            hub.add(small(f"{org}/draft-{i:02d}"))
+    sources = sources_for(hub, tmp_path)
+    files = []
+    for org in ("acme", "zeta"):
+        record(tmp_path / f"{org}.yaml", org, [f"{org}/Nova-{i}" for i in range(5)], sources)
+        files.append(family_file(tmp_path / f"{org}.yaml", [{"owner": org, "match": "Nova-*"}]))
+    hub.clear()
+    outcome = run_watch(files, sources, output_dir=tmp_path / "reports")
+    assert outcome.checked == 10 and not outcome.results and outcome.exit_code == 0
+    assert len(hub.log) == 3 + 3 and all(e.path.startswith("/api/models?") for e in hub.log)
