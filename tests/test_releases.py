@@ -3,8 +3,6 @@ compare each with its closest pinned sibling, recognise quantized copies, and sk
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,7 @@ from hubdiff.errors import BaselineError
 from hubdiff.testing import CommitSpec, RepoSpec, fp8_copy
 from hubdiff.watch import run_watch
 
-from .test_watch import record, sources_for
+from .test_watch import record, sources_for, watch_cli
 
 
 def model(layers: int, hidden: int, *, window: bool = False, **extra) -> CommitSpec:
@@ -230,14 +228,7 @@ def test_cli_watch_reports_a_new_release(hub, tmp_path, family):
     hub.add(RepoSpec("acme/Nova-L-FP8", [fp8_copy(model(8, 128), block=64)]))
     env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
     env.pop("GITHUB_OUTPUT", None)
-    run = subprocess.run(
-        [sys.executable, "-m", "hubdiff", "watch"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = watch_cli(tmp_path, env)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "New release in nova: acme/Nova-L-FP8, compared with acme/Nova-L: a quantized copy" in run.stdout
     assert run.stdout.strip().endswith("2 repos checked, 0 changed, 1 new releases")
@@ -262,3 +253,15 @@ def test_no_change_poll_with_discover_rules_costs_one_listing_page_per_owner_pag
     outcome = run_watch(files, sources, output_dir=tmp_path / "reports")
     assert outcome.checked == 10 and not outcome.results and outcome.exit_code == 0
     assert len(hub.log) == 3 + 3 and all(e.path.startswith("/api/models?") for e in hub.log)
+
+
+def test_a_renamed_copy_is_a_converted_copy(hub, tmp_path, family):
+    path, sources = family
+    base = model(4, 64)
+    renamed = [(n.replace("model.", "model.language_model.", 1), d, s) for n, d, s in base.tensors]
+    hub.add(RepoSpec("acme/Nova-S-resharded", [CommitSpec(base.files, renamed, shards=3)]))
+    outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
+    (result,) = outcome.results["nova"]
+    assert result.sibling == "acme/Nova-S" and result.variant is not None
+    assert result.variant.kind == "converted" and result.variant.old_bytes == result.variant.new_bytes
+    assert "a converted copy of acme/Nova-S: same architecture, parameters equal" in result.headline

@@ -42,6 +42,18 @@ def record(
     write_baseline(path, {"family": family, "notes": "", "repos": entries})
 
 
+def watch_cli(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """``hubdiff watch ARGS`` as a user (or a workflow) runs it, in ``cwd``."""
+    return subprocess.run(
+        [sys.executable, "-m", "hubdiff", "watch", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def sources_for(hub, tmp_path):
     return Sources(HubSettings(endpoint=hub.endpoint, retries=0, timeout_s=2), SnapshotCache(tmp_path / "c"))
 
@@ -121,14 +133,7 @@ def test_cli_writes_github_outputs_summary_and_annotations(hub, tmp_path):
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
         "HUBDIFF_CACHE": str(tmp_path / "c"),
     }
-    run = subprocess.run(
-        [sys.executable, "-m", "hubdiff", "watch", "--update"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    run = watch_cli(tmp_path, env, "--update")
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[0].startswith("::warning file=baselines/fam.yaml,line=")
     outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
@@ -137,14 +142,7 @@ def test_cli_writes_github_outputs_summary_and_annotations(hub, tmp_path):
     assert outputs["summary"] == "hubdiff watch: 1 repos checked, 1 changed, baselines updated: fam"
     assert "org/a@main" in (tmp_path / "summary.md").read_text()
     assert (tmp_path / "reports" / "fam.md").exists()
-    again = subprocess.run(
-        [sys.executable, "-m", "hubdiff", "watch"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    again = watch_cli(tmp_path, env)
     assert again.returncode == 0 and again.stdout.strip().endswith("1 repos checked, 0 changed")
 
 

@@ -229,20 +229,26 @@ def safetensors_parameters(files: dict[str, VirtualFile]) -> dict[str, int] | No
     index lists (every ``.safetensors`` file when there is no index); None for a repo without any."""
     indexes = [p for p in files if p.endswith(".safetensors.index.json")]
     if indexes:
-        index = json.loads(files[sorted(indexes)[0]].head)
         folder = sorted(indexes)[0].rpartition("/")[0]
-        shards = sorted({(f"{folder}/" if folder else "") + s for s in index["weight_map"].values()})
+        try:
+            weight_map = json.loads(files[sorted(indexes)[0]].head)["weight_map"]
+            shards = sorted({(f"{folder}/" if folder else "") + s for s in weight_map.values()})
+        except Exception:
+            return None
     else:
         shards = sorted(p for p in files if p.endswith(".safetensors"))
     if not shards:
         return None
     counts: dict[str, int] = {}
-    for shard in shards:
-        head = files[shard].head
-        (length,) = struct.unpack("<Q", head[:8])
-        for name, entry in json.loads(head[8 : 8 + length]).items():
-            if name != "__metadata__":
-                counts[entry["dtype"]] = counts.get(entry["dtype"], 0) + math.prod(entry["shape"])
+    try:
+        for shard in shards:
+            head = files[shard].head
+            (length,) = struct.unpack("<Q", head[:8])
+            for name, entry in json.loads(head[8 : 8 + length]).items():
+                if name != "__metadata__":
+                    counts[entry["dtype"]] = counts.get(entry["dtype"], 0) + math.prod(entry["shape"])
+    except Exception:
+        return None  # a broken index or header: the Hub computes no count for such a repo
     return dict(sorted(counts.items()))
 
 
