@@ -47,6 +47,8 @@ def test_snapshot_over_the_replica_then_offline(hub, tmp_path):
     assert online.returncode == 0, online.stderr
     assert f"org/m @ main\ncommit {sha} (" in online.stdout
     assert re.search(r"model\.layers\.\{0-2\}\.w\s+BF16\s+\[4, 4\]\s+×3\n", online.stdout)
+    assert "stored elements: 48 (48)\n" in online.stdout
+    assert "the Hub's own count (safetensors.parameters): agrees\n" in online.stdout
     hub.stop()
     offline = hubdiff("snapshot", "org/m", "--offline", env=env)
     assert offline.returncode == 0 and offline.stdout == online.stdout

@@ -96,6 +96,18 @@ def snapshot_text(snapshot: Snapshot, width: int | None = None) -> str:
     ]
     if "total_size" in snapshot.index_metadata:
         head.append(f"index total_size: {snapshot.index_metadata['total_size']:,}")
+    counted = None
+    if snapshot.hub_parameters is not None:
+        from .._compare.release import hub_count
+
+        counted = hub_count(snapshot)
+    if counted is not None:
+        head.append(
+            "the Hub's own count (safetensors.parameters): agrees"
+            if counted.agrees
+            else "the Hub's own count (safetensors.parameters): DISAGREES on "
+            + printable(", ".join(f"{d} (Hub {counted.hub.get(d, 0):,})" for d in counted.differing))
+        )
     if snapshot.unknown_dtypes:
         head.append(f"unknown dtypes (bytes not counted): {printable(', '.join(snapshot.unknown_dtypes))}")
     by_dtype = table([[printable(d), f"{n:,}", human_count(n)] for d, n in params.items()], "lrr")
