@@ -265,3 +265,14 @@ def test_a_renamed_copy_is_a_converted_copy(hub, tmp_path, family):
     assert result.sibling == "acme/Nova-S" and result.variant is not None
     assert result.variant.kind == "converted" and result.variant.old_bytes == result.variant.new_bytes
     assert "a converted copy of acme/Nova-S: same architecture, parameters equal" in result.headline
+
+
+def test_a_repo_two_families_take_is_proposed_once_by_the_first(hub, tmp_path, family):
+    path, sources = family
+    hub.add(RepoSpec("acme/Other", [model(4, 64)]))
+    record(tmp_path / "all.yaml", "all-acme", ["acme/Other"], sources)
+    family_file(tmp_path / "all.yaml", [{"owner": "acme", "match": "*"}])
+    hub.add(RepoSpec("acme/Nova-S-2", [model(4, 64)]))
+    outcome = run_watch([path, tmp_path / "all.yaml"], sources, output_dir=tmp_path / "reports")
+    assert list(outcome.results) == ["all-acme"]  # "all-acme" sorts before "nova"
+    assert [r.title.split("@")[0] for r in outcome.results["all-acme"]] == ["acme/Nova-S-2"]

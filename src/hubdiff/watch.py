@@ -166,6 +166,12 @@ def _release_or_notice(
     return RepoResult(title, baseline=baseline.path, kind="skipped", note=reason, family=baseline.family)
 
 
+def _family_taking(repo: str, baselines: list[Baseline]) -> Baseline | None:
+    """The one family a new repo belongs to when several families' rules take it: the first by name, so
+    that shards running apart agree and the repo is proposed once."""
+    return next((b for b in sorted(baselines, key=lambda b: b.family) if b.rule_for(repo)), None)
+
+
 def run_watch(
     paths: list[Path],
     sources: Sources,
@@ -213,7 +219,7 @@ def run_watch(
                 outcome.results.setdefault(baseline.family, []).append(result)
                 continue
             for repo, entry in sorted(listed.items()):
-                if repo.lower() in pinned_anywhere or baseline.rule_for(repo) is None:
+                if repo.lower() in pinned_anywhere or _family_taking(repo, everything) is not baseline:
                     continue  # nothing is fetched for a repo no rule takes, or one already pinned
                 result = _release_or_notice(baseline, repo, entry, reader, sources)
                 outcome.results.setdefault(baseline.family, []).append(result)
