@@ -47,7 +47,9 @@ def main() -> None:
         work = Path(tempfile.mkdtemp())
         files = []
         for org in ORGS:
-            entries = {repo: {"revision": "main", "sha": shas[repo]} for repo in REPOS if repo.startswith(org)}
+            entries = {
+                repo: {"revision": "main", "sha": shas[repo]} for repo in REPOS if repo.startswith(org)
+            }
             rules = [{"owner": org, "match": "model-*", "exclude": ["*-GGUF"]}]
             files.append(work / f"{org}.yaml")
             write_baseline(files[-1], {"family": org, "discover": rules, "repos": entries})

@@ -71,6 +71,7 @@ class _Commit:
     date: str
     parent: str | None
     files: dict[str, VirtualFile]
+    parameters: dict[str, int] | None = None  # what model info's safetensors.parameters reports
 
 
 @dataclass
@@ -123,11 +124,12 @@ class HubReplica:
 
     def push(self, repo_id: str, commit: CommitSpec, branch: str = "main", pr: int | None = None) -> str:
         files = materialise(commit)
+        parameters = spec_parameters(commit) if commit.tensors else safetensors_parameters(files)
         with self._lock:
             repo = self.repos[repo_id]
             parent = repo.branches.get(branch) if pr is None else repo.branches.get("main")
             sha = commit_sha(repo_id, parent or "", files, commit.title)
-            repo.commits[sha] = _Commit(sha, commit.title, commit.date, parent, files)
+            repo.commits[sha] = _Commit(sha, commit.title, commit.date, parent, files, parameters)
             if pr is None:
                 repo.branches[branch] = sha
             else:
@@ -222,6 +224,14 @@ class HubReplica:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def spec_parameters(commit: CommitSpec) -> dict[str, int]:
+    """Stored elements per dtype, from the spec's tensors (as the Hub computes them from the headers)."""
+    counts: dict[str, int] = {}
+    for _, dtype, shape in commit.tensors:
+        counts[dtype] = counts.get(dtype, 0) + math.prod(shape)
+    return dict(sorted(counts.items()))
 
 
 def safetensors_parameters(files: dict[str, VirtualFile]) -> dict[str, int] | None:
@@ -423,7 +433,7 @@ class _Handler(BaseHTTPRequestHandler):
             fields: dict[str, Any] = {"_id": repo.repo_id, "id": repo.repo_id}
             for name in expand:
                 if name == "safetensors":
-                    counts = safetensors_parameters(commit.files)
+                    counts = commit.parameters
                     if counts is not None:
                         fields["safetensors"] = {"parameters": counts, "total": sum(counts.values())}
                 elif name == "sha":
