@@ -10,7 +10,7 @@ import yaml
 
 from hubdiff._baseline import load_baseline
 from hubdiff.errors import BaselineError
-from hubdiff.testing import CommitSpec, RepoSpec, fp8_copy
+from hubdiff.testing import CommitSpec, RepoSpec, quantized_copy
 from hubdiff.watch import run_watch
 
 from .test_watch import record, sources_for, watch_cli
@@ -77,7 +77,7 @@ def test_new_releases_are_compared_with_their_closest_sibling(hub, tmp_path, fam
     hub.add(
         RepoSpec("acme/Nova-S-Long", [model(4, 64, window=True)])
     )  # every layer windowed; still nearest Nova-S
-    hub.add(RepoSpec("acme/Nova-S-FP8", [fp8_copy(model(4, 64), block=32)]))
+    hub.add(RepoSpec("acme/Nova-S-FP8", [quantized_copy(model(4, 64), "fp8", block=32)]))
     hub.add(RepoSpec("acme/Nova-L-GGUF", [CommitSpec({"nova-l.Q4_K_M.gguf": b"GGUF" + bytes(60)})]))
     hub.add(RepoSpec("acme/Nova-S-q4", [CommitSpec({"README.md": b"#", "nova.Q4_0.gguf": b"GGUF"})]))
     hub.add(
@@ -148,7 +148,7 @@ def test_new_releases_are_compared_with_their_closest_sibling(hub, tmp_path, fam
 
 def test_update_adds_new_releases_to_the_baseline_and_the_next_poll_is_quiet(hub, tmp_path, family):
     path, sources = family
-    hub.add(RepoSpec("acme/Nova-S-FP8", [fp8_copy(model(4, 64), block=32)]))
+    hub.add(RepoSpec("acme/Nova-S-FP8", [quantized_copy(model(4, 64), "fp8", block=32)]))
     sha = hub.repos["acme/Nova-S-FP8"].branches["main"]
 
     outcome = run_watch([path], sources, update=True, output_dir=tmp_path / "reports")
@@ -225,7 +225,7 @@ def test_cli_watch_reports_a_new_release(hub, tmp_path, family):
     path, _ = family
     (tmp_path / "baselines").mkdir()
     path.rename(tmp_path / "baselines" / "nova.yaml")
-    hub.add(RepoSpec("acme/Nova-L-FP8", [fp8_copy(model(8, 128), block=64)]))
+    hub.add(RepoSpec("acme/Nova-L-FP8", [quantized_copy(model(8, 128), "fp8", block=64)]))
     env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
     env.pop("GITHUB_OUTPUT", None)
     run = watch_cli(tmp_path, env)
@@ -276,3 +276,17 @@ def test_a_repo_two_families_take_is_proposed_once_by_the_first(hub, tmp_path, f
     outcome = run_watch([path, tmp_path / "all.yaml"], sources, output_dir=tmp_path / "reports")
     assert list(outcome.results) == ["all-acme"]  # "all-acme" sorts before "nova"
     assert [r.title.split("@")[0] for r in outcome.results["all-acme"]] == ["acme/Nova-S-2"]
+
+
+def test_an_nvfp4_copy_is_a_quantized_copy_with_its_scales(hub, tmp_path, family):
+    path, sources = family
+    hub.add(RepoSpec("acme/Nova-L-NVFP4", [quantized_copy(model(8, 128), "nvfp4")]))
+    outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
+    (result,) = outcome.results["nova"]
+    v = result.variant
+    assert result.sibling == "acme/Nova-L" and v is not None and v.kind == "quantized"
+    # per layer, 7 projections: q, o 128x128; k, v 64x128; gate, up 256x128; down 128x256
+    linear = 8 * (2 * 128 * 128 + 2 * 64 * 128 + 3 * 256 * 128)
+    assert v.new_dtypes["U8"] == linear // 2 and v.new_dtypes["F8_E4M3"] == linear // 16
+    assert v.new_dtypes["F32"] == 8 * 7 * 2  # weight_scale_2 and input_scale, one value each
+    assert v.new_scale_bytes == linear // 16 + 4 * 8 * 7 * 2

@@ -30,7 +30,7 @@ from ._source.cache import SnapshotCache
 from .errors import EXIT_OK
 from .jobs import run_diff
 from .testing.example import EXAMPLE_REPOS, example_dir, example_hub, example_specs
-from .testing.specs import CommitSpec, RepoSpec, fp8_copy, load_census
+from .testing.specs import CommitSpec, RepoSpec, load_census, quantized_copy
 from .watch import run_watch
 
 FLASH = "zai-org/GLM-5.3-Flash"
@@ -138,7 +138,7 @@ def run_demo(args: argparse.Namespace) -> int:
             print(f"   report: {paths['report']}\n   PR body: {paths.get('pr_body', '-')}")
         print(f"   baseline re-recorded: {baselines / 'glm-5.yaml'} (claims and notes kept)")
         glm53 = next(spec for spec in example_specs() if spec.repo_id == "zai-org/GLM-5.3").commits[0]
-        hub.add(RepoSpec("zai-org/GLM-5.3-FP8", [fp8_copy(glm53, title="GLM-5.3 FP8")]))
+        hub.add(RepoSpec("zai-org/GLM-5.3-FP8", [quantized_copy(glm53, "fp8", title="GLM-5.3 FP8")]))
         hub.add(RepoSpec("zai-org/GLM-5.3-Flash-Lite", [_lite_flash()]))
         hub.add(RepoSpec("zai-org/GLM-5.3-GGUF", [CommitSpec({"GLM-5.3-Q4_K_M.gguf": b"GGUF"})]))
         print(

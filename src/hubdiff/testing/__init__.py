@@ -6,7 +6,7 @@ real, their payload is zeros generated on demand.
 from __future__ import annotations
 
 from .replica import Fault, HubReplica, LoggedRequest
-from .specs import CommitSpec, RepoSpec, fp8_copy, load_census, load_repo_spec, write_checkpoint
+from .specs import CommitSpec, RepoSpec, load_census, load_repo_spec, quantized_copy, write_checkpoint
 
 __all__ = [
     "CommitSpec",
@@ -14,8 +14,8 @@ __all__ = [
     "HubReplica",
     "LoggedRequest",
     "RepoSpec",
-    "fp8_copy",
     "load_census",
     "load_repo_spec",
+    "quantized_copy",
     "write_checkpoint",
 ]

@@ -184,31 +184,45 @@ def _sharded(by_shard: dict[str, list[TensorTriple]], prefix: str, base: str) ->
     return files
 
 
-FP8_CONFIG = {
-    "activation_scheme": "dynamic",
-    "fmt": "e4m3",
-    "quant_method": "fp8",
-    "weight_block_size": [128, 128],
+QUANTIZATION_CONFIGS = {
+    "fp8": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8"},
+    "nvfp4": {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": None},
 }
 _UNQUANTIZED = re.compile(r"embed_tokens|lm_head|(^|\.)gate\.weight$|norm")
 
 
-def fp8_copy(commit: CommitSpec, block: int = 128, title: str = "FP8 weights") -> CommitSpec:
-    """The commit as block-wise FP8 checkpoints are published: every 2-D BF16 linear weight (not the
-    embeddings, head, routers or norms) stored as F8_E4M3 with an F32 ``weight_scale_inv`` of one
-    value per ``block`` x ``block`` tile, and the config's ``quantization_config`` saying so."""
+def quantized_copy(
+    commit: CommitSpec, scheme: str = "fp8", block: int = 128, title: str = "quantized"
+) -> CommitSpec:
+    """The commit as quantized checkpoints are published: every 2-D BF16 linear weight (not the
+    embeddings, head, routers or norms) quantized, and the config's ``quantization_config`` saying so.
+
+    ``fp8``: F8_E4M3 weights with an F32 ``weight_scale_inv`` per ``block`` x ``block`` tile (DeepSeek's
+    block FP8). ``nvfp4``: two 4-bit values packed per U8 byte, an F8_E4M3 ``weight_scale`` per 16
+    values, and F32 ``weight_scale_2`` and ``input_scale`` scalars (ModelOpt's NVFP4)."""
     tensors: list[TensorTriple] = []
     for name, dtype, shape in commit.tensors:
-        if dtype == "BF16" and len(shape) == 2 and name.endswith(".weight") and not _UNQUANTIZED.search(name):
-            tensors.append((name, "F8_E4M3", shape))
-            tiles = (-(-shape[0] // block), -(-shape[1] // block))
-            tensors.append((f"{name}_scale_inv", "F32", tiles))
-        else:
+        if not (
+            dtype == "BF16" and len(shape) == 2 and name.endswith(".weight") and not _UNQUANTIZED.search(name)
+        ):
             tensors.append((name, dtype, shape))
+        elif scheme == "fp8":
+            tensors.append((name, "F8_E4M3", shape))
+            tensors.append((f"{name}_scale_inv", "F32", (-(-shape[0] // block), -(-shape[1] // block))))
+        else:
+            stem = name.removesuffix(".weight")
+            tensors.append((name, "U8", (shape[0], shape[1] // 2)))
+            tensors.append((f"{stem}.weight_scale", "F8_E4M3", (shape[0], shape[1] // 16)))
+            tensors += [(f"{stem}.weight_scale_2", "F32", ()), (f"{stem}.input_scale", "F32", ())]
     files = dict(commit.files)
     config = json.loads(files["config.json"])
     target = config.get("text_config", config)
-    target["quantization_config"] = {**FP8_CONFIG, "weight_block_size": [block, block]}
+    quantization = dict(QUANTIZATION_CONFIGS[scheme])
+    if scheme == "fp8":
+        quantization["weight_block_size"] = [block, block]
+    else:
+        quantization["group_size"] = 16
+    target["quantization_config"] = quantization
     files["config.json"] = (json.dumps(config, indent=2) + "\n").encode()
     return CommitSpec(files, tensors, commit.shards, commit.folder, title, commit.date)
 
