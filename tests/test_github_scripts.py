@@ -248,7 +248,7 @@ def test_open_prs_creates_then_updates_one_pull_request_per_family(stubs, tmp_pa
     assert first.returncode == 0, first.stderr
     assert stubs.calls() == [
         ["pr", "view", "hubdiff/fam", "--json", "number"],
-        ["pr", "create", "--head", "hubdiff/fam", "--title", "hubdiff: new revisions in fam", "--body-file",
+        ["pr", "create", "--head", "hubdiff/fam", "--title", "hubdiff: fam changed on the Hub", "--body-file",
          "reports/fam.pr.md"],
     ]  # fmt: skip
     assert stubs.git_log.read_text() == (

@@ -17,12 +17,12 @@ for family in $(jq -r '.[]' <<<"$FAMILIES"); do
   branch="hubdiff/$family"
   git checkout -q -B "$branch" "$base"
   git add -- "$baseline"
-  git commit -q -m "hubdiff: re-record $family after new revisions on the Hub" -- "$baseline"
+  git commit -q -m "hubdiff: record $family after new revisions or releases on the Hub" -- "$baseline"
   git push -q --force "$remote" "HEAD:refs/heads/$branch"
   if gh pr view "$branch" --json number > /dev/null 2>&1; then
     gh pr edit "$branch" --body-file "$body"
   else
-    gh pr create --head "$branch" --title "hubdiff: new revisions in $family" --body-file "$body"
+    gh pr create --head "$branch" --title "hubdiff: $family changed on the Hub" --body-file "$body"
   fi
   if [ "${POST_CHECKS:-false}" = true ]; then
     mkdir -p reports
