@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._metrics import MetricsOptions, compute_metrics
+from .._metrics import Metrics, MetricsOptions, compute_metrics
 from .._source import Sources, SourceSpec
 from ..errors import UsageError
 from ..snapshot import Snapshot
@@ -55,9 +55,12 @@ def _same_options(raw: Any, options: MetricsOptions) -> bool:
         return False
 
 
-def record_entry(entry: Any, snapshot: Snapshot, options: MetricsOptions) -> None:
-    """Re-record ``entry`` (a round-trip mapping, possibly empty) from ``snapshot`` measured with ``options``."""
-    metrics = compute_metrics(snapshot, options)
+def record_entry(
+    entry: Any, snapshot: Snapshot, options: MetricsOptions, metrics: Metrics | None = None
+) -> None:
+    """Re-record ``entry`` (a round-trip mapping, possibly empty) from ``snapshot`` measured with
+    ``options``; ``metrics``, when given, are those figures already computed (the sources' cache)."""
+    metrics = metrics or compute_metrics(snapshot, options)
     config = snapshot.config
     if entry.get("config_keys") == "listed":
         config = {k: v for k, v in config.items() if k in (entry.get("config") or {})}
@@ -123,7 +126,7 @@ def update_baseline(
             snapshot = sources.open(SourceSpec("hub", repo.repo, revision))
             entry = editing.doc["repos"][repo.repo]
             before = plain(dict(entry))
-            record_entry(entry, snapshot, repo.options)
+            record_entry(entry, snapshot, repo.options, sources.metrics(snapshot, repo.options))
             lines.append(_line(path, repo.repo, before, entry))
     return lines
 
@@ -138,7 +141,7 @@ def init_repo(path: Path, family: str, spec: SourceSpec, sources: Sources, optio
         entry = repos[spec.target]
         before = plain(dict(entry))
         _set(entry, "revision", spec.revision)
-        record_entry(entry, snapshot, options)
+        record_entry(entry, snapshot, options, sources.metrics(snapshot, options))
         return _line(path, spec.target, before, entry)
 
 
@@ -159,7 +162,7 @@ def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, source
         repos[repo] = entry = to_yaml_node({})
         _set(entry, "revision", "main")
         _set(entry, "notes", f"New release found by hubdiff watch; {note}." if note else "New release.")
-        record_entry(entry, snapshot, options)
+        record_entry(entry, snapshot, options, sources.metrics(snapshot, options))
         return _line(path, repo, before, entry)
 
 
