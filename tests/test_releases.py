@@ -195,7 +195,9 @@ def test_the_hubs_count_disagreeing_is_flagged(hub, tmp_path, family):
     outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
     report = (tmp_path / "reports" / "nova.md").read_text()
     assert "**The Hub's own count for acme/Nova-S-2@" in report and "BF16 Hub 5, headers " in report
-    assert [r.status for r in outcome.results["nova"]] == ["new release"]
+    (result,) = outcome.results["nova"]
+    assert result.status == "new release"
+    assert result.headline.endswith("; the Hub's own parameter count disagrees with the headers (BF16).")
 
 
 @pytest.mark.parametrize(

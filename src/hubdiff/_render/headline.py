@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from .._compare.release import hub_count
 from .._metrics import FIGURE_UNITS
 from ..patterns import parse_index_set
 from ..units import human_bytes
@@ -90,6 +91,14 @@ def variant_line(result: RepoResult) -> str:
     )
 
 
+def hub_disagreement(c: Comparison) -> str | None:
+    """The flag for a new side whose Hub-reported parameter count differs from its headers'."""
+    counted = hub_count(c.new.snapshot)
+    if counted is None or counted.agrees:
+        return None
+    return f"the Hub's own parameter count disagrees with the headers ({', '.join(counted.differing)})"
+
+
 def headline(result: RepoResult) -> str:
     if result.error:
         return f"{result.title}: could not be read ({result.error})"
@@ -97,7 +106,10 @@ def headline(result: RepoResult) -> str:
         wording = NOTICE_WORDING[result.kind]
         return f"{result.title}: {wording}" + (f" ({result.note})" if result.kind == "skipped" else "") + "."
     if result.kind == "new release" and result.variant is not None:
-        return f"{release_heading(result)}: {variant_line(result)}."
+        disagrees = hub_disagreement(result.comparison) if result.comparison else None
+        return f"{release_heading(result)}: {variant_line(result)}" + (
+            f"; {disagrees}." if disagrees else "."
+        )
     c = result.comparison
     assert c is not None
     parts = []
@@ -131,6 +143,11 @@ def headline(result: RepoResult) -> str:
         parts.append(f"KV cache per token {kv.old:,} → {kv.new:,} bytes ({change(kv.old, kv.new)})")
     if result.broken_claims:
         parts.append(f"{len(result.broken_claims)} claim(s) no longer hold")
+    counted = hub_count(c.new.snapshot)
+    if counted is not None and not counted.agrees:
+        parts.append(
+            f"the Hub's own parameter count disagrees with the headers ({', '.join(counted.differing)})"
+        )
     if not parts:
         parts.append("no differences")
     if result.kind == "new release":
