@@ -269,3 +269,13 @@ def test_a_recorded_config_gets_the_hubs_bounds(tmp_path):
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     with pytest.raises(BaselineError, match=r"glm-5\.yaml:\d+: .*config.*num_hidden_layers is 1,000,000,000"):
         load_baseline(path)
+
+
+def test_check_of_a_repo_that_is_gone_says_so_and_exits_3(hub, tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump({"family": "old", "repos": {"org/deleted": {"revision": "main"}}}))
+    result = hubdiff("check", str(path), "--cache-dir", str(tmp_path / "c"), endpoint=hub.endpoint)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert (
+        "org/deleted@main: vanished: repository not found (deleted, renamed, or made private" in result.stdout
+    )

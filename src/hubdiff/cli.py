@@ -421,16 +421,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "watch",
-        help="notice new revisions of the repos pinned in the baselines; report and (--update) re-record",
+        help="notice new revisions of pinned repos and new releases in each family; report and (--update) record",
         description=(
             "Poll the Hub with one model listing per owner, check every repo whose sha moved against its "
-            "baseline, write reports (full, PR comment/body, job summary) and GitHub Actions outputs."
+            "baseline, compare each new repo a family's discover rules take with its closest pinned "
+            "sibling, report pinned repos that vanished or became gated, and write reports (full, PR "
+            "comment/body, job summary) and GitHub Actions outputs."
         ),
-        epilog=EXIT_CODES + "\n  (watch: 1 means changes found and not re-recorded, or claims broken)",
+        epilog=EXIT_CODES
+        + "\n  (watch: 1 means changes or new releases found and not recorded, pinned repos vanished or"
+        + "\n  gated, or claims broken; repos skipped for having no safetensors weights do not count)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _baseline_args(p)
-    p.add_argument("--update", action="store_true", help="re-record the baselines of changed repos")
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="re-record changed repos and add new releases to their baselines",
+    )
     p.add_argument("--shard", help="INDEX/COUNT: only the families of this shard (0-based), for CI matrices")
     p.add_argument("--output-dir", default="reports", help="where reports are written (default reports)")
     p.add_argument("--templates", help="a folder of jinja2 templates overriding the built-in ones")

@@ -101,7 +101,9 @@ class Report:
 
     @property
     def exit_code(self) -> int:
-        if any(r.error for r in self.results):
+        # check and diff: a repo that is gone or gated could not be read; the watch reports them as news
+        unread = ("vanished", "gated") if self.kind != "watch" else ()
+        if any(r.error or r.kind in unread for r in self.results):
             return EXIT_SOURCE
         if any(r.status not in ("ok", "skipped") for r in self.results):
             return EXIT_CHANGED
