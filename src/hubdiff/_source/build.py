@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
@@ -128,8 +128,14 @@ def read_model(
     commit_date: str | None,
     sizes: dict[str, int | None],
     headers: bool = True,
+    on_config: Callable[[dict[str, Any]], None] | None = None,
 ) -> Snapshot:
-    """Config, generation config, index(es) and headers, in that order, with every check."""
+    """Config, generation config, index(es) and headers, in that order, with every check.
+
+    ``on_config`` is given the checked config as soon as it is read, before the headers: the CLI
+    decides there whether the metrics will need transformers, and starts importing it while the
+    headers are read.
+    """
     listing = set(sizes)
     layout = choose_layout(listing) if headers else WeightLayout(())
     try:
@@ -138,6 +144,8 @@ def read_model(
             raw = files.read(config_file, MAX_CONFIG_BYTES)
             config = parse_json_object(raw, config_file, MAX_CONFIG_BYTES, infinity=True)
             check_config(config, config_file)
+        if on_config is not None:
+            on_config(config)
         generation_config = None
         if "generation_config.json" in listing:
             with reading(source, error_revision, "generation_config.json"):

@@ -315,14 +315,22 @@ class HubReader:
 
     # -- the snapshot --------------------------------------------------------------------------
     def snapshot(
-        self, repo: str, revision: str = "main", offline: bool = False, headers: bool = True
+        self,
+        repo: str,
+        revision: str = "main",
+        offline: bool = False,
+        headers: bool = True,
+        on_config: Callable[[dict[str, Any]], None] | None = None,
     ) -> Snapshot:
-        """``headers=False`` reads config and file list only; such a snapshot is never cached."""
+        """``headers=False`` reads config and file list only; such a snapshot is never cached.
+
+        ``on_config`` sees the config when it has been read from the Hub (see ``read_model``).
+        """
         if offline:
             return self._offline(repo, revision)
         if not headers:
             info = self.resolve(repo, revision)
-            return self._fetch(repo, revision, info.sha, info, headers=False)
+            return self._fetch(repo, revision, info.sha, info, headers=False, on_config=on_config)
         cache = self.cache
         if cache is not None and _is_sha(revision):
             cached = cache.load(repo, revision)
@@ -336,7 +344,7 @@ class HubReader:
                 cache.remember_ref(repo, revision, sha)
                 return cached if cached.revision == revision else _with_revision(cached, revision)
         with gc_paused():
-            snapshot = self._fetch(repo, revision, sha, info)
+            snapshot = self._fetch(repo, revision, sha, info, on_config=on_config)
         if cache is not None:
             cache.store(snapshot)
             cache.remember_ref(repo, revision, sha)
@@ -360,7 +368,15 @@ class HubReader:
             )
         return _with_revision(cached, revision)
 
-    def _fetch(self, repo: str, revision: str, sha: str, info: RepoInfo, headers: bool = True) -> Snapshot:
+    def _fetch(
+        self,
+        repo: str,
+        revision: str,
+        sha: str,
+        info: RepoInfo,
+        headers: bool = True,
+        on_config: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Snapshot:
         reader = self
 
         class _Files:
@@ -379,6 +395,7 @@ class HubReader:
             commit_date=info.last_modified,
             sizes=info.sizes,
             headers=headers,
+            on_config=on_config,
         )
 
     def _headers_parallel(self, repo: str, sha: str, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
