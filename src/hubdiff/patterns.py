@@ -160,6 +160,51 @@ def group(
     return groups
 
 
+class Grouping:
+    """``group`` fed one shard at a time, so that a shard's names can be let go as soon as it is added.
+
+    Holding every name of a 200,000-tensor checkpoint at once (and the joined text ``_split_all``
+    makes of them) is what set a cold read's peak memory; the index tuples kept here are a third of
+    that. ``groups`` ends equal to ``group`` of all the names with their shard numbers.
+    """
+
+    def __init__(self) -> None:
+        self.groups: dict[GroupKey, dict[tuple[int, ...], int]] = defaultdict(dict)
+        self._keys_of: dict[tuple[str, ...], list[GroupKey]] = defaultdict(list)  # template -> its keys
+
+    def add(
+        self, names: list[str], dtypes: list[str], shapes: list[tuple[int, ...]], shard: int
+    ) -> tuple[str, int] | None:
+        """Add one shard's tensors (names unique within it); or, if a name was in an earlier shard, the
+        first such name (in the order given) and that shard's number, adding nothing."""
+        split = _split_all(names)
+        if split is None:
+            split = [split_name(n) for n in names]
+        new: dict[GroupKey, list[tuple[int, ...]]] = defaultdict(list)
+        for (parts, indices), dtype, shape in zip(split, dtypes, shapes):
+            new[(parts, dtype, shape)].append(indices)
+        groups, keys_of = self.groups, self._keys_of
+        for (parts, _, _), tuples in new.items():
+            if any(not groups[key].keys().isdisjoint(tuples) for key in keys_of.get(parts, ())):
+                return self._first_repeat(names, split)
+        for key, tuples in new.items():
+            held = groups[key]
+            if not held:
+                keys_of[key[0]].append(key)
+            held.update(zip(tuples, repeat(shard)))
+        return None
+
+    def _first_repeat(
+        self, names: list[str], split: list[tuple[tuple[str, ...], tuple[int, ...]]]
+    ) -> tuple[str, int] | None:
+        for name, (parts, indices) in zip(names, split):
+            for key in self._keys_of.get(parts, ()):
+                earlier = self.groups[key].get(indices)
+                if earlier is not None:
+                    return name, earlier
+        return None
+
+
 def patterns_of(groups: Mapping[GroupKey, Iterable[tuple[int, ...]]]) -> list[Pattern]:
     """Each group's index tuples as a union of cartesian products, in natural name order."""
     return ordered(
