@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Protocol
 
 from ..errors import SourceError, reading
-from ..patterns import Grouping
+from ..patterns import Grouping, ShardGroups
 from ..snapshot import FileEntry, Snapshot, locate_groups
 from .header import ParsedHeader
 from .layout import (
@@ -72,6 +72,14 @@ class HeaderHint:
 
     shard: str = ""
     sizes: _IndexSizes | None = None  # None: no index lists this file
+    prefix: str = ""  # put before each tensor name: the component's folder, in a multi-folder layout
+
+    def keep(self, parsed: ParsedHeader) -> ShardGroups:
+        """What is kept of a parsed header: its tensors grouped, done by the source as each header
+        arrives (in a Hub read's worker threads, while other headers are still on their way), so that
+        no more than a shard's names are ever held at once."""
+        names = [self.prefix + n for n in parsed.names] if self.prefix else parsed.names
+        return ShardGroups.of(names, parsed.dtypes, parsed.shapes, parsed.unknown_dtypes, parsed.size)
 
     @property
     def names(self) -> int:
@@ -101,8 +109,9 @@ class ModelFiles(Protocol):
     def read(self, path: str, limit: int) -> bytes:
         """At most ``limit + 1`` bytes of a small file (one more than allowed, so "too big" shows)."""
 
-    def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
-        """The parsed header of each shard; ``hints`` says what the index tells of each header's size."""
+    def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
+        """Each shard's header, parsed and kept (``HeaderHint.keep``); ``hints`` says what the index
+        tells of each header's size."""
 
 
 def config_file_of(listing: set[str], layout: WeightLayout) -> str:
@@ -168,6 +177,8 @@ def read_model(
                 index_metadata[component.folder] = metadata
             else:
                 index_metadata = metadata
+        if layout.prefixed:
+            hints = {f: replace(h, prefix=f.split("/", 1)[0] + "/") for f, h in hints.items()}
         return build_snapshot(
             source=source,
             revision=revision,
@@ -209,21 +220,17 @@ def build_snapshot(
     files: Iterable[FileEntry],
     layout: WeightLayout,
     index_metadata: dict[str, Any],
-    headers: dict[str, ParsedHeader],
+    headers: dict[str, ShardGroups],
 ) -> Snapshot:
     """The snapshot of what was read; ``headers`` is emptied on the way (each is let go once grouped)."""
-    shards = [shard for shard in sorted(headers) if headers[shard].names]  # the files holding tensors
+    shards = [shard for shard in sorted(headers) if headers[shard].count]  # the files holding tensors
     unknown: set[str] = set().union(*(h.unknown_dtypes for h in headers.values()))
     grouping = Grouping()
     for number, shard in enumerate(shards):
-        parsed = headers.pop(shard)  # its names are let go once grouped (see Grouping)
-        prefix = shard.split("/", 1)[0] + "/" if layout.prefixed else ""
-        names = [prefix + n for n in parsed.names] if prefix else parsed.names
-        repeated = grouping.add(names, parsed.dtypes, parsed.shapes, number)
+        repeated = grouping.add(headers.pop(shard), number)  # each shard's groups let go once added
         if repeated is not None:
             name, earlier = repeated
             raise LayoutProblem(shard, f"tensor {name!r} is also in {shards[earlier]}")
-        del parsed, names
     patterns, placement = locate_groups(grouping.groups)
     return Snapshot(
         source=source,

@@ -42,6 +42,7 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 from .. import __version__
 from .._gc import gc_paused
 from ..errors import SourceError, reading
+from ..patterns import ShardGroups
 from ..snapshot import Snapshot
 from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, read_model
 from .cache import SnapshotCache
@@ -383,7 +384,7 @@ class HubReader:
             def read(self, path: str, limit: int) -> bytes:
                 return reader._get(repo, sha, path, limit)[0]
 
-            def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
+            def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
                 return reader._headers_parallel(repo, sha, hints)
 
         return read_model(
@@ -398,15 +399,17 @@ class HubReader:
             on_config=on_config,
         )
 
-    def _headers_parallel(self, repo: str, sha: str, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
+    def _headers_parallel(self, repo: str, sha: str, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
         shards = sorted(hints)
-        out: dict[str, ParsedHeader] = {}
+        out: dict[str, ShardGroups] = {}
         bar = _progress(len(shards)) if self.settings.progress and len(shards) > 4 else None
         lock = threading.Lock()
         per_entry = FIRST_GUESS_PER_ENTRY
         if len(shards) > 1 and hints[shards[0]].entries:
             # one header first: what its entries take besides their names sizes every other range
-            first = self._header(repo, sha, shards[0], hints[shards[0]].estimate(per_entry))
+            first = hints[shards[0]].keep(
+                self._header(repo, sha, shards[0], hints[shards[0]].estimate(per_entry))
+            )
             out[shards[0]] = first
             if bar is not None:
                 bar.update(1)
@@ -414,7 +417,7 @@ class HubReader:
             shards = shards[1:]
 
         def one(shard: str) -> None:
-            parsed = self._header(repo, sha, shard, hints[shard].estimate(per_entry))
+            parsed = hints[shard].keep(self._header(repo, sha, shard, hints[shard].estimate(per_entry)))
             with lock:
                 out[shard] = parsed
                 if bar is not None:
