@@ -8,11 +8,11 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import errors
 from ._metrics import MetricsOptions
-from ._source import HubSettings, Sources, SourceSpec, parse_source
+from ._source import HubSettings, Sources, parse_source
 from ._source.cache import SnapshotCache
 from .visible import printable_json, printable_lines
 
@@ -84,10 +84,10 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
     options = _options_from(args, config_only=args.config_only)
     sources, spec = sources_from(args), parse_source(args.source)
-    reading = _read_configs_early(sources, spec, options)
-    snapshot = sources.open(spec, headers=not args.config_only)
-    if reading is not None:
-        reading.join()
+    early = _EarlyImport(options) if spec.kind == "hub" and not sources.offline else None
+    snapshot = sources.open(spec, headers=not args.config_only, on_config=early)
+    if early is not None:
+        early.join()
     with errors.reading(snapshot.source, snapshot.sha or None, "config.json"):
         metrics = sources.metrics(snapshot, options)
         text = json.dumps(metrics.to_json(), indent=1) + "\n" if args.json else metrics_text(metrics)
@@ -95,25 +95,31 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     return errors.EXIT_OK
 
 
-def _read_configs_early(
-    sources: Sources, spec: SourceSpec, options: MetricsOptions
-) -> threading.Thread | None:
-    """Import transformers (~1.4 s) in a thread while a Hub repo not in the cache is read.
+class _EarlyImport:
+    """Import transformers (~1.4 s, ~40 MiB) in a thread while the headers of a Hub repo are read.
 
-    Reading a repo waits on the network most of the time; the import then costs little of its own.
-    A repo whose last-seen revision is cached (a warm run) does not start it: its metrics are
-    cached too, and need no transformers at all.
+    Called with the config as soon as the Hub has sent it, so the import starts only when the metrics
+    will use it (a config with a model_type, read through transformers' classes): reading a repo
+    waits on the network most of the time, and the import then costs little of its own. A warm run
+    never calls it (its snapshot comes from the cache, and its metrics too).
     """
-    if spec.kind != "hub" or sources.offline or options.config_reader != "auto":
-        return None
-    sha = sources.cache.known_refs(spec.target).get(spec.revision, spec.revision)
-    if sources.cache.has_snapshot(spec.target, sha):
-        return None
-    from ._metrics import prepare_transformers
 
-    thread = threading.Thread(target=prepare_transformers, name="import-transformers", daemon=True)
-    thread.start()
-    return thread
+    def __init__(self, options: MetricsOptions) -> None:
+        self.options = options
+        self.thread: threading.Thread | None = None
+
+    def __call__(self, config: dict[str, Any]) -> None:
+        from ._metrics import needs_transformers, prepare_transformers
+
+        if self.thread is None and needs_transformers(config, self.options):
+            self.thread = threading.Thread(
+                target=prepare_transformers, name="import-transformers", daemon=True
+            )
+            self.thread.start()
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
 
 
 def _metric_options(p: argparse.ArgumentParser) -> None:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import product, repeat, starmap
+from itertools import accumulate, product, repeat, starmap
+from itertools import compress as pick
 
 # a dotted segment that is a plain decimal number: no sign, no leading zero (so it round-trips)
 _INDEX_SEGMENT = re.compile(r"(?:(?<=\.)|^)(0|[1-9][0-9]*)(?=\.|$)")
@@ -158,6 +160,125 @@ def group(
     for (parts, indices), dtype, shape, shard in zip(split, dtypes, shapes, shards or repeat(0)):
         groups[(parts, dtype, shape)][indices] = shard
     return groups
+
+
+@dataclass(frozen=True)
+class ShardGroups:
+    """One shard's tensors grouped (what ``group`` makes of them), with what the rest of a read needs.
+
+    ``order`` says which group each tensor of the header, in its order, went to (4 bytes a tensor), so
+    that the names can be told in that order if one of them turns out to be in another shard too.
+    """
+
+    groups: dict[GroupKey, list[tuple[int, ...]]]
+    order: array
+    count: int
+    unknown_dtypes: frozenset[str] = frozenset()
+    size: int = 0  # bytes of the header in the file, the 8-byte length included
+
+    @classmethod
+    def of(
+        cls,
+        names: list[str],
+        dtypes: list[str],
+        shapes: list[tuple[int, ...]],
+        unknown_dtypes: Iterable[str] = (),
+        size: int = 0,
+    ) -> ShardGroups:
+        """Group one shard's tensors, per tensor only at C speed (map, zip, one regex split)."""
+        unknown = frozenset(unknown_dtypes)
+        if not names:
+            return cls({}, array("I"), 0, unknown, size)
+        blob = "." + ".\n.".join(names) + "."
+        if "\x00" in blob or blob.count("\n") != len(names) - 1:  # see _split_all: one by one
+            groups: dict[GroupKey, list[tuple[int, ...]]] = {}
+            seen: dict[GroupKey, int] = {}
+            order = array("I")
+            for (parts, indices), dtype, shape in zip(map(split_name, names), dtypes, shapes):
+                key = (parts, dtype, shape)
+                groups.setdefault(key, []).append(indices)
+                order.append(seen.setdefault(key, len(seen)))
+            return cls(groups, order, len(names), unknown, size)
+        pieces = _DOTTED_INDEX.split(blob)  # literal, number, literal, number, ..., literal
+        numbers = list(map(int, pieces[1::2]))
+        templates = ".\x00".join(pieces[0::2]).split("\n")
+        del pieces, blob
+        # each distinct template split once, by split_name itself, from one of its names
+        parts_of: dict[str, tuple[str, ...]] = {}
+        width_of: dict[str, int] = {}
+        for template, name in dict(zip(templates, names)).items():
+            parts, indices = split_name(name)
+            parts_of[template], width_of[template] = parts, len(indices)
+        widths = set(width_of.values())
+        if len(widths) == 1:  # every name has as many index positions: the tuples by one zip
+            (width,) = widths
+            tuples: list[tuple[int, ...]] = (
+                list(zip(*[iter(numbers)] * width)) if width else [()] * len(names)
+            )
+        else:
+            ends = list(accumulate(map(width_of.__getitem__, templates)))
+            starts = [0, *ends[:-1]]
+            tuples = list(map(tuple, map(numbers.__getitem__, map(slice, starts, ends))))
+        triples = list(zip(templates, dtypes, shapes))
+        number = {triple: n for n, triple in enumerate(dict.fromkeys(triples))}
+        order = array("I", map(number.__getitem__, triples))
+        if len(number) == 1:
+            ((template, dtype, shape),) = number
+            groups = {(parts_of[template], dtype, shape): tuples}
+        else:
+            groups = {
+                (parts_of[template], dtype, shape): list(pick(tuples, map(n.__eq__, order)))
+                for (template, dtype, shape), n in number.items()
+            }
+        return cls(groups, order, len(names), unknown, size)
+
+    def names(self) -> Iterator[tuple[str, tuple[str, ...], tuple[int, ...]]]:
+        """(name, parts, indices) of every tensor, in the header's order."""
+        keys = list(self.groups)
+        rests = [iter(self.groups[key]) for key in keys]
+        for n in self.order:
+            parts = keys[n][0]
+            indices = next(rests[n])
+            text = [parts[0]]
+            for value, part in zip(indices, parts[1:]):
+                text += (str(value), part)
+            yield "".join(text), parts, indices
+
+
+class Grouping:
+    """``group`` fed one shard at a time, each shard grouped on its own (``ShardGroups``) as it arrives.
+
+    Holding every name of a 200,000-tensor checkpoint at once (and the joined text ``_split_all``
+    makes of them) is what set a cold read's peak memory; the index tuples kept here are a third of
+    that. ``groups`` ends equal to ``group`` of all the names with their shard numbers.
+    """
+
+    def __init__(self) -> None:
+        self.groups: dict[GroupKey, dict[tuple[int, ...], int]] = defaultdict(dict)
+        self._keys_of: dict[tuple[str, ...], list[GroupKey]] = defaultdict(list)  # template -> its keys
+
+    def add(self, shard_groups: ShardGroups, shard: int) -> tuple[str, int] | None:
+        """Add one shard's tensors (names unique within it); or, if a name was in an earlier shard, the
+        first such name (in the header's order) and that shard's number, adding nothing."""
+        groups, keys_of = self.groups, self._keys_of
+        new = shard_groups.groups
+        for (parts, _, _), tuples in new.items():
+            if any(not groups[key].keys().isdisjoint(tuples) for key in keys_of.get(parts, ())):
+                return self._first_repeat(shard_groups)
+        for key, tuples in new.items():
+            held = groups[key]
+            if not held:
+                keys_of[key[0]].append(key)
+            held.update(zip(tuples, repeat(shard)))
+        return None
+
+    def _first_repeat(self, shard_groups: ShardGroups) -> tuple[str, int] | None:
+        for name, parts, indices in shard_groups.names():
+            for key in self._keys_of.get(parts, ()):
+                earlier = self.groups[key].get(indices)
+                if earlier is not None:
+                    return name, earlier
+        return None
 
 
 def patterns_of(groups: Mapping[GroupKey, Iterable[tuple[int, ...]]]) -> list[Pattern]:

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from . import dtypes
 from ._json import dumps_sorted
-from .patterns import Pattern, format_index_set, group, parse_index_set, patterns_of
+from .patterns import GroupKey, Pattern, format_index_set, group, parse_index_set, patterns_of
 
 SNAPSHOT_FORMAT = 1
 COMPACT_FORMAT = 3  # the cache's pattern form (Snapshot.compact); 2 had no hub_parameters
@@ -62,7 +62,11 @@ def locate(
     names: list[str], dtypes_: list[str], shapes: list[tuple[int, ...]], shards: list[int] | None = None
 ) -> tuple[list[Pattern], Placement]:
     """Patterns of the tensors, and where each pattern's tensors are stored (runs of shard numbers)."""
-    groups = group(names, dtypes_, shapes, shards)
+    return locate_groups(group(names, dtypes_, shapes, shards))
+
+
+def locate_groups(groups: dict[GroupKey, dict[tuple[int, ...], int]]) -> tuple[list[Pattern], Placement]:
+    """``locate`` from the tensors already grouped (``patterns.group`` or ``patterns.Grouping``)."""
     patterns = patterns_of(groups)
     placement = []
     for p in patterns:

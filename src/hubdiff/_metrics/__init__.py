@@ -14,7 +14,7 @@ from typing import Any
 from ..patterns import format_index_set
 from ..snapshot import Snapshot
 from .components import COMPONENTS, ParamReport, count_parameters, count_patterns
-from .config import ArchConfig
+from .config import ArchConfig, wants_transformers
 from .kv import KVReport, kv_report
 from .layers import LINEAR_KINDS, LayerInfo, attention_counts, layer_census
 from .unverified import architecture_assumption, unverified_reasons
@@ -288,6 +288,11 @@ def prepare_transformers() -> None:
     from .config import _transformers
 
     _transformers()
+
+
+def needs_transformers(config: dict[str, Any], options: MetricsOptions) -> bool:
+    """Whether computing metrics of ``config`` under ``options`` would import transformers."""
+    return options.config_reader == "auto" and wants_transformers(config)
 
 
 def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions()) -> Metrics:

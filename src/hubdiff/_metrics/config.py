@@ -147,6 +147,14 @@ def absurd_layer_count(raw: dict[str, Any]) -> str | None:
     return None
 
 
+def wants_transformers(raw: dict[str, Any]) -> bool:
+    """Whether ``ArchConfig.read`` would import transformers for ``raw``: a model_type to look up, and
+    layer counts its classes may be given. Lets a caller start the ~1.4 s import early only when it
+    will be used (a config without model_type never needs it)."""
+    model_type = raw.get("model_type")
+    return isinstance(model_type, str) and bool(model_type) and absurd_layer_count(raw) is None
+
+
 def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str] | str:
     """(text config, vision config, reader) through transformers, or why it could not be used."""
     model_type = raw.get("model_type")

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from functools import cached_property
-from itertools import repeat
 from typing import Any, Protocol
 
 from ..errors import SourceError, reading
-from ..snapshot import FileEntry, Snapshot, locate
+from ..patterns import Grouping, ShardGroups
+from ..snapshot import FileEntry, Snapshot, locate_groups
 from .header import ParsedHeader
 from .layout import (
     MAX_CONFIG_BYTES,
@@ -44,16 +44,19 @@ class _IndexSizes:
     on first use (a Hub read asks; a folder on disk never does)."""
 
     def __init__(self, weight_map: dict[str, Any], index_file: str) -> None:
-        self.weight_map = weight_map
+        self.weight_map: dict[str, Any] | None = weight_map
         folder = index_file.rpartition("/")[0]
         self.prefix = f"{folder}/" if folder else ""
 
     @cached_property
     def table(self) -> dict[str, tuple[int, int]]:
+        """Worked out once; the weight_map (tens of MB for 200,000 names) is then let go."""
+        weight_map = self.weight_map or {}
         sums: dict[Any, int] = defaultdict(int)
-        for name, shard in self.weight_map.items():
+        for name, shard in weight_map.items():
             sums[shard] += len(name.encode()) + 2  # UTF-8 plus two quotes: escaping only adds
-        counts = Counter(self.weight_map.values())
+        counts = Counter(weight_map.values())
+        self.weight_map = None
         return {
             self.prefix + shard: (n, counts[shard]) for shard, n in sums.items() if isinstance(shard, str)
         }
@@ -69,6 +72,14 @@ class HeaderHint:
 
     shard: str = ""
     sizes: _IndexSizes | None = None  # None: no index lists this file
+    prefix: str = ""  # put before each tensor name: the component's folder, in a multi-folder layout
+
+    def keep(self, parsed: ParsedHeader) -> ShardGroups:
+        """What is kept of a parsed header: its tensors grouped, done by the source as each header
+        arrives (in a Hub read's worker threads, while other headers are still on their way), so that
+        no more than a shard's names are ever held at once."""
+        names = [self.prefix + n for n in parsed.names] if self.prefix else parsed.names
+        return ShardGroups.of(names, parsed.dtypes, parsed.shapes, parsed.unknown_dtypes, parsed.size)
 
     @property
     def names(self) -> int:
@@ -98,8 +109,9 @@ class ModelFiles(Protocol):
     def read(self, path: str, limit: int) -> bytes:
         """At most ``limit + 1`` bytes of a small file (one more than allowed, so "too big" shows)."""
 
-    def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
-        """The parsed header of each shard; ``hints`` says what the index tells of each header's size."""
+    def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
+        """Each shard's header, parsed and kept (``HeaderHint.keep``); ``hints`` says what the index
+        tells of each header's size."""
 
 
 def config_file_of(listing: set[str], layout: WeightLayout) -> str:
@@ -128,8 +140,14 @@ def read_model(
     commit_date: str | None,
     sizes: dict[str, int | None],
     headers: bool = True,
+    on_config: Callable[[dict[str, Any]], None] | None = None,
 ) -> Snapshot:
-    """Config, generation config, index(es) and headers, in that order, with every check."""
+    """Config, generation config, index(es) and headers, in that order, with every check.
+
+    ``on_config`` is given the checked config as soon as it is read, before the headers: the CLI
+    decides there whether the metrics will need transformers, and starts importing it while the
+    headers are read.
+    """
     listing = set(sizes)
     layout = choose_layout(listing) if headers else WeightLayout(())
     try:
@@ -138,6 +156,8 @@ def read_model(
             raw = files.read(config_file, MAX_CONFIG_BYTES)
             config = parse_json_object(raw, config_file, MAX_CONFIG_BYTES, infinity=True)
             check_config(config, config_file)
+        if on_config is not None:
+            on_config(config)
         generation_config = None
         if "generation_config.json" in listing:
             with reading(source, error_revision, "generation_config.json"):
@@ -152,13 +172,13 @@ def read_model(
                 hints.update((f, HeaderHint()) for f in component.files)
                 continue
             with reading(source, error_revision, component.index):
-                raw = files.read(component.index, MAX_INDEX_BYTES)
-                metadata, shards, weight_map = parse_index(raw, component.index, listing)
+                metadata = _read_index(files, component.index, listing, hints)
             if layout.prefixed:
                 index_metadata[component.folder] = metadata
             else:
                 index_metadata = metadata
-            hints.update(header_hints(weight_map, component.index, shards))
+        if layout.prefixed:
+            hints = {f: replace(h, prefix=f.split("/", 1)[0] + "/") for f, h in hints.items()}
         return build_snapshot(
             source=source,
             revision=revision,
@@ -175,6 +195,20 @@ def read_model(
         raise SourceError(source, error_revision, exc.file, exc.problem) from None
 
 
+def _read_index(
+    files: ModelFiles, index_file: str, listing: set[str], hints: dict[str, HeaderHint]
+) -> dict[str, Any]:
+    """The index's metadata; its shards' hints added to ``hints``.
+
+    A function of its own so that the index's bytes (17 MB for 200,000 tensors) are let go before
+    the headers are read; its weight_map lives on only in the hints, until their sizes are worked out.
+    """
+    raw = files.read(index_file, MAX_INDEX_BYTES)
+    metadata, shards, weight_map = parse_index(raw, index_file, listing)
+    hints.update(header_hints(weight_map, index_file, shards))
+    return metadata
+
+
 def build_snapshot(
     *,
     source: str,
@@ -186,24 +220,18 @@ def build_snapshot(
     files: Iterable[FileEntry],
     layout: WeightLayout,
     index_metadata: dict[str, Any],
-    headers: dict[str, ParsedHeader],
+    headers: dict[str, ShardGroups],
 ) -> Snapshot:
-    shards = [shard for shard in sorted(headers) if headers[shard].names]  # the files holding tensors
-    names: list[str] = []
-    dtype_list: list[str] = []
-    shapes: list[tuple[int, ...]] = []
-    shard_ids: list[int] = []
+    """The snapshot of what was read; ``headers`` is emptied on the way (each is let go once grouped)."""
+    shards = [shard for shard in sorted(headers) if headers[shard].count]  # the files holding tensors
     unknown: set[str] = set().union(*(h.unknown_dtypes for h in headers.values()))
+    grouping = Grouping()
     for number, shard in enumerate(shards):
-        parsed = headers[shard]
-        prefix = shard.split("/", 1)[0] + "/" if layout.prefixed else ""
-        names.extend([prefix + n for n in parsed.names] if prefix else parsed.names)
-        dtype_list.extend(parsed.dtypes)
-        shapes.extend(parsed.shapes)
-        shard_ids.extend(repeat(number, len(parsed.names)))
-    if len(set(names)) != len(names):
-        _duplicate(names, shard_ids, shards)
-    patterns, placement = locate(names, dtype_list, shapes, shard_ids)
+        repeated = grouping.add(headers.pop(shard), number)  # each shard's groups let go once added
+        if repeated is not None:
+            name, earlier = repeated
+            raise LayoutProblem(shard, f"tensor {name!r} is also in {shards[earlier]}")
+    patterns, placement = locate_groups(grouping.groups)
     return Snapshot(
         source=source,
         revision=revision,
@@ -218,13 +246,3 @@ def build_snapshot(
         placement=placement,
         unknown_dtypes=tuple(sorted(unknown)),
     )
-
-
-def _duplicate(names: list[str], shard_ids: list[int], shards: list[str]) -> None:
-    """Name the first tensor found in two shards (only called when there is one)."""
-    seen: dict[str, str] = {}
-    for name, number in zip(names, shard_ids):
-        other = seen.get(name)
-        if other is not None:
-            raise LayoutProblem(shards[number], f"tensor {name!r} is also in {other}")
-        seen[name] = shards[number]

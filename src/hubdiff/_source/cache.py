@@ -19,10 +19,18 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from .._files import atomic_write_text
 from ..snapshot import Snapshot
 from .jsonin import MAX_DEPTH, load_json
 from .layout import check_config
+
+
+def atomic_write_text(path: Path, text: str | bytes) -> None:
+    """``_files.atomic_write_text``, imported on the first write: a warm run that writes nothing does
+    not load filelock (~30 ms of its ~0.3 s)."""
+    from .._files import atomic_write_text as write
+
+    write(path, text)
+
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 

@@ -42,6 +42,7 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 from .. import __version__
 from .._gc import gc_paused
 from ..errors import SourceError, reading
+from ..patterns import ShardGroups
 from ..snapshot import Snapshot
 from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, read_model
 from .cache import SnapshotCache
@@ -341,14 +342,22 @@ class HubReader:
 
     # -- the snapshot --------------------------------------------------------------------------
     def snapshot(
-        self, repo: str, revision: str = "main", offline: bool = False, headers: bool = True
+        self,
+        repo: str,
+        revision: str = "main",
+        offline: bool = False,
+        headers: bool = True,
+        on_config: Callable[[dict[str, Any]], None] | None = None,
     ) -> Snapshot:
-        """``headers=False`` reads config and file list only; such a snapshot is never cached."""
+        """``headers=False`` reads config and file list only; such a snapshot is never cached.
+
+        ``on_config`` sees the config when it has been read from the Hub (see ``read_model``).
+        """
         if offline:
             return self._offline(repo, revision)
         if not headers:
             info = self.resolve(repo, revision)
-            return self._fetch(repo, revision, info.sha, info, headers=False)
+            return self._fetch(repo, revision, info.sha, info, headers=False, on_config=on_config)
         cache = self.cache
         if cache is not None and _is_sha(revision):
             cached = cache.load(repo, revision)
@@ -362,7 +371,7 @@ class HubReader:
                 cache.remember_ref(repo, revision, sha)
                 return cached if cached.revision == revision else _with_revision(cached, revision)
         with gc_paused():
-            snapshot = self._fetch(repo, revision, sha, info)
+            snapshot = self._fetch(repo, revision, sha, info, on_config=on_config)
         if cache is not None:
             cache.store(snapshot)
             cache.remember_ref(repo, revision, sha)
@@ -386,14 +395,22 @@ class HubReader:
             )
         return _with_revision(cached, revision)
 
-    def _fetch(self, repo: str, revision: str, sha: str, info: RepoInfo, headers: bool = True) -> Snapshot:
+    def _fetch(
+        self,
+        repo: str,
+        revision: str,
+        sha: str,
+        info: RepoInfo,
+        headers: bool = True,
+        on_config: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Snapshot:
         reader = self
 
         class _Files:
             def read(self, path: str, limit: int) -> bytes:
                 return reader._get(repo, sha, path, limit)[0]
 
-            def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
+            def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
                 return reader._headers_parallel(repo, sha, hints)
 
         if not headers:
@@ -416,17 +433,20 @@ class HubReader:
             commit_date=info.last_modified,
             sizes=info.sizes,
             headers=headers,
+            on_config=on_config,
         )
 
-    def _headers_parallel(self, repo: str, sha: str, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
+    def _headers_parallel(self, repo: str, sha: str, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
         shards = sorted(hints)
-        out: dict[str, ParsedHeader] = {}
+        out: dict[str, ShardGroups] = {}
         bar = _progress(len(shards)) if self.settings.progress and len(shards) > 4 else None
         lock = threading.Lock()
         per_entry = FIRST_GUESS_PER_ENTRY
         if len(shards) > 1 and hints[shards[0]].entries:
             # one header first: what its entries take besides their names sizes every other range
-            first = self._header(repo, sha, shards[0], hints[shards[0]].estimate(per_entry))
+            first = hints[shards[0]].keep(
+                self._header(repo, sha, shards[0], hints[shards[0]].estimate(per_entry))
+            )
             out[shards[0]] = first
             if bar is not None:
                 bar.update(1)
@@ -434,7 +454,7 @@ class HubReader:
             shards = shards[1:]
 
         def one(shard: str) -> None:
-            parsed = self._header(repo, sha, shard, hints[shard].estimate(per_entry))
+            parsed = hints[shard].keep(self._header(repo, sha, shard, hints[shard].estimate(per_entry)))
             with lock:
                 out[shard] = parsed
                 if bar is not None:

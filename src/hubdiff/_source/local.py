@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SourceError, reading
+from ..patterns import ShardGroups
 from ..snapshot import Snapshot
 from .build import HeaderHint, read_model
-from .header import HeaderProblem, ParsedHeader, header_length, parse_header
+from .header import HeaderProblem, header_length, parse_header
 
 
 def _listing(root: Path) -> dict[str, int]:
@@ -33,7 +34,7 @@ class _Folder:
         with (self.root / path).open("rb") as fh:
             return fh.read(limit + 1)
 
-    def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ParsedHeader]:
+    def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
         out = {}
         for shard in sorted(hints):
             try:
@@ -43,7 +44,8 @@ class _Folder:
                     # A header-only skeleton (no data section at all) describes a layout without the
                     # weights; its offsets cannot be checked against data that is not there.
                     skeleton = size == 8 + length
-                    out[shard] = parse_header(fh.read(length), shard, None if skeleton else size)
+                    parsed = parse_header(fh.read(length), shard, None if skeleton else size)
+                out[shard] = hints[shard].keep(parsed)
             except HeaderProblem as exc:
                 raise SourceError(self.where, None, shard, str(exc)) from None
         return out

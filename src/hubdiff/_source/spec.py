@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError, reading
 from ..snapshot import Snapshot
@@ -74,8 +75,16 @@ class Sources:
     cache: SnapshotCache
     offline: bool = False
 
-    def open(self, spec: SourceSpec, headers: bool = True) -> Snapshot:
-        """The snapshot of ``spec``; with ``headers=False`` only config and file list (never cached)."""
+    def open(
+        self,
+        spec: SourceSpec,
+        headers: bool = True,
+        on_config: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Snapshot:
+        """The snapshot of ``spec``; with ``headers=False`` only config and file list (never cached).
+
+        ``on_config`` is called with the config when it is read from the Hub (not from the cache).
+        """
         with reading(spec.target, spec.revision if spec.kind == "hub" else None):
             if spec.kind == "local":
                 from .local import load_local
@@ -88,7 +97,9 @@ class Sources:
             from .hub import HubReader
 
             reader = HubReader(self.settings, self.cache)
-            return reader.snapshot(spec.target, spec.revision, offline=self.offline, headers=headers)
+            return reader.snapshot(
+                spec.target, spec.revision, offline=self.offline, headers=headers, on_config=on_config
+            )
 
     def refs(self, repo: str) -> dict[str, dict[str, str]]:
         """The repo's branches, tags and converts with their shas."""
