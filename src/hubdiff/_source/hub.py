@@ -413,28 +413,25 @@ class HubReader:
             def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
                 return reader._headers_parallel(repo, sha, hints)
 
+        def read() -> Snapshot:
+            return read_model(
+                _Files(),
+                source=repo,
+                revision=revision,
+                error_revision=sha,
+                sha=sha,
+                commit_date=info.last_modified,
+                sizes=info.sizes,
+                headers=headers,
+                on_config=on_config,
+            )
+
         if not headers:
-            return self._read_model(_Files(), repo, revision, sha, info, headers)
+            return read()
         with ThreadPoolExecutor(max_workers=1) as pool:  # the Hub's count, while the headers are read
             counted = pool.submit(self.hub_parameters, repo, sha)
-            snapshot = self._read_model(_Files(), repo, revision, sha, info, headers)
+            snapshot = read()
             return replace(snapshot, hub_parameters=counted.result())
-
-    @staticmethod
-    def _read_model(
-        files: Any, repo: str, revision: str, sha: str, info: RepoInfo, headers: bool
-    ) -> Snapshot:
-        return read_model(
-            files,
-            source=repo,
-            revision=revision,
-            error_revision=sha,
-            sha=sha,
-            commit_date=info.last_modified,
-            sizes=info.sizes,
-            headers=headers,
-            on_config=on_config,
-        )
 
     def _headers_parallel(self, repo: str, sha: str, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
         shards = sorted(hints)
