@@ -154,7 +154,7 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
 def _options_from(args: argparse.Namespace, config_only: bool = False) -> MetricsOptions:
     from dataclasses import replace
 
-    from ._baseline import OPTION_KEYS, OptionError, parse_options
+    from ._metrics.options import OPTION_KEYS, OptionError, parse_options
 
     try:
         options = parse_options({key: getattr(args, key) for key in OPTION_KEYS})

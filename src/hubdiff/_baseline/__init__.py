@@ -17,15 +17,11 @@ from .record import (
     update_baseline,
 )
 from .schema import (
-    OPTION_KEYS,
     Baseline,
     DiscoverRule,
-    OptionError,
     RepoBaseline,
     discover,
     load_baseline,
-    options_entry,
-    parse_options,
     parse_pattern_row,
     pattern_key,
     pattern_row,
@@ -33,18 +29,14 @@ from .schema import (
 from .store import write_baseline
 
 __all__ = [
-    "OPTION_KEYS",
     "Baseline",
     "DiscoverRule",
-    "OptionError",
     "RepoBaseline",
     "add_release",
     "discover",
     "entry_for",
     "init_repo",
     "load_baseline",
-    "options_entry",
-    "parse_options",
     "parse_pattern_row",
     "pattern_key",
     "pattern_row",

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from .._metrics import Metrics, MetricsOptions, compute_metrics
+from .._metrics.options import OptionError, options_entry, parse_options
 from .._source import Sources, SourceSpec
 from ..errors import UsageError
 from ..snapshot import Snapshot
-from .schema import OptionError, options_entry, parse_options, pattern_key, pattern_row
+from .schema import pattern_key, pattern_row
 from .store import edit, plain, to_yaml_node
 
 # The order keys take in a new entry; a key added to an existing entry goes where this order puts it.

@@ -1,0 +1,68 @@
+"""Metrics options as people write them (a baseline's ``metrics_options``, the CLI's flags): the one
+validation, and the entry a recording writes.
+
+It lives with the metrics, not the baselines, so that ``hubdiff metrics`` checks its flags without
+importing YAML and the baseline machinery (a tenth of a warm run).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import CONFIG_READERS, MetricsOptions
+from .kv import KV_DTYPE_BYTES, PROFILES
+
+OPTION_KEYS = (
+    "profile",
+    "kv_dtype",
+    "context",
+    "count_mtp",
+    "indexer_pooling",
+    "config_reader",
+)  # MetricsOptions but config_only
+INDEXER_POOLING = ("auto", "stored", "scan")
+
+
+class OptionError(ValueError):
+    """A metrics option that cannot be used; ``key`` names it, so each front end can say where."""
+
+    def __init__(self, key: str | None, problem: str) -> None:
+        super().__init__(problem)
+        self.key = key
+
+
+def parse_options(raw: Any) -> MetricsOptions:
+    """The one validation of metrics options, for a baseline's ``metrics_options`` and the CLI's flags alike."""
+    if not isinstance(raw, dict):
+        raise OptionError(None, "must be a mapping")
+    bad = set(raw) - set(OPTION_KEYS)
+    if bad:
+        raise OptionError(sorted(bad)[0], f"unknown option (known: {', '.join(OPTION_KEYS)})")
+    values = {k: v for k, v in raw.items() if v is not None}
+    if "kv_dtype" in values:
+        values["kv_dtype"] = str(values["kv_dtype"]).lower()
+        if values["kv_dtype"] not in KV_DTYPE_BYTES:
+            raise OptionError(
+                "kv_dtype", f"unknown KV dtype {raw['kv_dtype']!r} (known: {', '.join(KV_DTYPE_BYTES)})"
+            )
+    if "profile" in values and values["profile"] not in PROFILES:
+        raise OptionError("profile", f"unknown profile (known: {', '.join(PROFILES)})")
+    context = values.get("context")
+    if "context" in values and (isinstance(context, bool) or not isinstance(context, int) or context <= 0):
+        raise OptionError("context", "must be a positive whole number of tokens")
+    if "count_mtp" in values and not isinstance(values["count_mtp"], bool):
+        raise OptionError("count_mtp", "must be true or false")
+    if "indexer_pooling" in values and values["indexer_pooling"] not in INDEXER_POOLING:
+        raise OptionError(
+            "indexer_pooling", f"must be {', '.join(INDEXER_POOLING[:-1])} or {INDEXER_POOLING[-1]}"
+        )
+    if "config_reader" in values and values["config_reader"] not in CONFIG_READERS:
+        raise OptionError("config_reader", f"must be one of {', '.join(CONFIG_READERS)}")
+    return MetricsOptions(**values)
+
+
+def options_entry(options: MetricsOptions) -> dict[str, Any]:
+    """Every option a figure depends on, so that ``check`` later measures exactly what was recorded
+    (an option left out would fall back to a default the recording did not use)."""
+    entry = {key: getattr(options, key) for key in OPTION_KEYS}
+    return {k: v for k, v in entry.items() if v is not None}
