@@ -5,17 +5,13 @@ and its derived figures, plus what people add by hand: claims, keys allowed to c
 ``schema`` reads and validates (``file:line: what is wrong``), ``store`` changes a file in place
 (locked, atomic, comments kept), ``record`` turns a snapshot into an entry. Every front end (the CLI,
 ``watch``, the pytest plugin) goes through these; none writes a baseline itself.
+
+Writing (``record``, ``store``: ruamel.yaml, filelock) is imported when first used, so that a run that
+only reads baselines (``check``) does not pay for it.
 """
 
-from .record import (
-    add_release,
-    entry_for,
-    init_repo,
-    record_entry,
-    restate_claims,
-    unknown_repos,
-    update_baseline,
-)
+from typing import Any
+
 from .schema import (
     Baseline,
     DiscoverRule,
@@ -26,7 +22,25 @@ from .schema import (
     pattern_key,
     pattern_row,
 )
-from .store import write_baseline
+
+_WRITERS = {
+    "add_release": "record",
+    "entry_for": "record",
+    "init_repo": "record",
+    "record_entry": "record",
+    "restate_claims": "record",
+    "unknown_repos": "record",
+    "update_baseline": "record",
+    "write_baseline": "store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WRITERS:
+        from importlib import import_module
+
+        return getattr(import_module(f"{__name__}.{_WRITERS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Baseline",
