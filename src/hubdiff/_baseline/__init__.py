@@ -42,6 +42,7 @@ def __getattr__(name: str) -> Any:
         return getattr(import_module(f"{__name__}.{_WRITERS[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
     "Baseline",
     "DiscoverRule",
