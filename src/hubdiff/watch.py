@@ -1,10 +1,12 @@
-"""``hubdiff watch``: notice new revisions of every repo pinned in the baselines, report, re-record.
+"""``hubdiff watch``: notice new revisions of every repo pinned in the baselines and new releases in
+each family, report, record.
 
 State lives in git: the pinned shas in the baselines. A poll costs one model listing per owner (and
 page), which returns every repo's sha at once; per-repo requests are made only for repos the listing
-does not cover (private ones, revisions other than main) and for repos that changed. A run that
-crashes loses nothing and the next one redoes the work; baseline writes are atomic and serialised
-with a lock (see ``_baseline.store``), so two runs at once cannot corrupt one.
+does not cover (private ones, revisions other than main), for repos that changed, and for new repos a
+family's ``discover`` rules take. A run that crashes loses nothing and the next one redoes the work;
+baseline writes are atomic and serialised with a lock (see ``_baseline.store``), so two runs at once
+cannot corrupt one.
 """
 
 from __future__ import annotations
@@ -172,45 +174,46 @@ def _family_taking(repo: str, baselines: list[Baseline]) -> Baseline | None:
     return next((b for b in sorted(baselines, key=lambda b: b.family) if b.rule_for(repo)), None)
 
 
-def run_watch(
-    paths: list[Path],
+def _check_pinned(
+    baselines: list[Baseline],
+    listings: dict[str, Listing],
+    reader: HubReader,
     sources: Sources,
-    *,
-    update: bool = False,
-    shard: tuple[int, int] = (0, 1),
-    output_dir: Path = Path("reports"),
-    template_dir: Path | None = None,
-) -> WatchOutcome:
-    from ._files import atomic_write_text
-    from ._render.markdown import render, render_comment, workflow_run_url
+    outcome: WatchOutcome,
+) -> dict[str, str]:
+    """Every pinned repo against its baseline when its sha moved; returns repo -> the sha it moved to."""
+    moved_to: dict[str, str] = {}
+    for baseline in baselines:
+        for repo in baseline.repos:
+            outcome.checked += 1
+            listed = listings.get(repo.repo.split("/")[0])
+            if isinstance(listed, dict) and listed.get(repo.repo, ListedRepo("")).gated:
+                outcome.listed_gated.append(repo.repo)
+            now = _current_sha(repo, listings, reader)
+            if isinstance(now, Exception):
+                result = failed(f"{repo.repo}@{repo.revision}", now, baseline.path, repo.line)
+            elif now == repo.sha:
+                outcome.unchanged.append(repo.repo)
+                continue
+            else:
+                moved_to[repo.repo] = now
+                result, _ = check_repo(baseline, replace(repo, revision=now), sources)
+                result = replace(result, title=f"{repo.repo}@{repo.revision}")
+            outcome.results.setdefault(baseline.family, []).append(result)
+    return moved_to
 
-    everything = [load_baseline(p) for p in paths]  # every file validated before anything is fetched
+
+def _find_releases(
+    baselines: list[Baseline],
+    everything: list[Baseline],
+    listings: dict[str, Listing],
+    reader: HubReader,
+    sources: Sources,
+    outcome: WatchOutcome,
+) -> dict[str, str]:
+    """New repos the families' rules take, each read and compared; returns repo -> sha of those to add."""
     pinned_anywhere = {r.repo.lower() for b in everything for r in b.repos}
-    baselines = [b for b in everything if in_shard(b.family, shard)]
-    outcome = WatchOutcome(baseline_files={b.family: b.path for b in baselines})
-    pairs = [(b, r) for b in baselines for r in b.repos]
-    outcome.checked = len(pairs)
-    reader = HubReader(sources.settings, sources.cache)
-    owners = {r.repo.split("/")[0] for _, r in pairs if r.revision == "main"}
-    owners |= {rule.owner for b in baselines for rule in b.discover}
-    listings = _listings(owners, reader)
-    current: dict[str, str] = {}  # repo -> the sha it moved to
-    for baseline, repo in pairs:
-        listed = listings.get(repo.repo.split("/")[0])
-        if isinstance(listed, dict) and listed.get(repo.repo, ListedRepo("")).gated:
-            outcome.listed_gated.append(repo.repo)
-        now = _current_sha(repo, listings, reader)
-        if isinstance(now, Exception):
-            result = failed(f"{repo.repo}@{repo.revision}", now, baseline.path, repo.line)
-        elif now == repo.sha:
-            outcome.unchanged.append(repo.repo)
-            continue
-        else:
-            current[repo.repo] = now
-            result, _ = check_repo(baseline, replace(repo, revision=now or repo.revision), sources)
-            result = replace(result, title=f"{repo.repo}@{repo.revision}")
-        outcome.results.setdefault(baseline.family, []).append(result)
-    new_releases: dict[str, dict[str, str]] = {}  # family -> {repo: sha}
+    released: dict[str, str] = {}
     for baseline in baselines:
         for owner in sorted({rule.owner for rule in baseline.discover}):
             listed = listings[owner]
@@ -224,7 +227,15 @@ def run_watch(
                 result = _release_or_notice(baseline, repo, entry, reader, sources)
                 outcome.results.setdefault(baseline.family, []).append(result)
                 if _recordable(result):
-                    new_releases.setdefault(baseline.family, {})[repo] = entry.sha
+                    released[repo] = entry.sha
+    return released
+
+
+def _write_reports(outcome: WatchOutcome, output_dir: Path, template_dir: Path | None) -> None:
+    """Per family: the full report, the comment and, when there is something to record, the PR body."""
+    from ._files import atomic_write_text
+    from ._render.markdown import render, render_comment, workflow_run_url
+
     changed = set(outcome.changed_families)
     for family, results in sorted(outcome.results.items()):
         report = Report("watch", tuple(results))
@@ -235,25 +246,50 @@ def run_watch(
             report, template_dir, files["report"], marker=family, run_url=workflow_run_url()
         )
         atomic_write_text(Path(files["comment"]), comment)
-        if family in changed:  # a pull request is opened only for families with something to record
+        if family in changed:
             files["pr_body"] = f"{base}.pr.md"
             atomic_write_text(Path(files["pr_body"]), comment)
         outcome.files[family] = files
+
+
+def _record(
+    outcome: WatchOutcome, moved_to: dict[str, str], released: dict[str, str], sources: Sources
+) -> None:
+    """``--update``: re-record the repos that moved and add the new releases, family by family."""
+    for family in outcome.changed_families:
+        path = outcome.baseline_files[family]
+        recordable = [r for r in outcome.results[family] if _recordable(r)]
+        moved = {_repo_of(r) for r in recordable if r.kind == "revision"}
+        if moved:
+            update_baseline(path, sources, only=moved, revisions=moved_to)
+        releases = {_repo_of(r): r for r in recordable if r.kind == "new release"}
+        for repo, result in releases.items():
+            assert result.sibling is not None
+            add_release(path, repo, released[repo], result.sibling, result.note or "", sources)
+        outcome.updated[family] = sorted(moved | set(releases))
+
+
+def run_watch(
+    paths: list[Path],
+    sources: Sources,
+    *,
+    update: bool = False,
+    shard: tuple[int, int] = (0, 1),
+    output_dir: Path = Path("reports"),
+    template_dir: Path | None = None,
+) -> WatchOutcome:
+    everything = [load_baseline(p) for p in paths]  # every file validated before anything is fetched
+    baselines = [b for b in everything if in_shard(b.family, shard)]
+    outcome = WatchOutcome(baseline_files={b.family: b.path for b in baselines})
+    reader = HubReader(sources.settings, sources.cache)
+    owners = {r.repo.split("/")[0] for b in baselines for r in b.repos if r.revision == "main"}
+    owners |= {rule.owner for b in baselines for rule in b.discover}
+    listings = _listings(owners, reader)
+    moved_to = _check_pinned(baselines, listings, reader, sources, outcome)
+    released = _find_releases(baselines, everything, listings, reader, sources, outcome)
+    _write_reports(outcome, output_dir, template_dir)
     if update:
-        for family in outcome.changed_families:
-            moved = {_repo_of(r) for r in outcome.results[family] if _recordable(r) and r.kind == "revision"}
-            path = outcome.baseline_files[family]
-            if moved:
-                update_baseline(path, sources, only=moved, revisions=current)
-            releases = {
-                _repo_of(r): r for r in outcome.results[family] if _recordable(r) and r.kind == "new release"
-            }
-            for repo, result in releases.items():
-                assert result.sibling is not None
-                add_release(
-                    path, repo, new_releases[family][repo], result.sibling, result.note or "", sources
-                )
-            outcome.updated[family] = sorted(moved | set(releases))
+        _record(outcome, moved_to, released, sources)
     return outcome
 
 
