@@ -292,3 +292,19 @@ def test_an_nvfp4_copy_is_a_quantized_copy_with_its_scales(hub, tmp_path, family
     assert v.new_dtypes["U8"] == linear // 2 and v.new_dtypes["F8_E4M3"] == linear // 16
     assert v.new_dtypes["F32"] == 8 * 7 * 2  # weight_scale_2 and input_scale, one value each
     assert v.new_scale_bytes == linear // 16 + 4 * 8 * 7 * 2
+
+
+def test_hostile_ids_in_a_listing_are_never_fetched(hub, tmp_path, family):
+    """A listing is Hub input: ids that are not owner/name as the Hub allows them are dropped."""
+    from hubdiff.testing import Fault
+
+    path, sources = family
+    family_file(path, [{"owner": "acme", "match": "*"}])
+    sha = "a" * 40
+    listing = [{"id": i, "sha": sha} for i in ("acme/..", "acme/../../x", "acme/.hidden", "acme/<b>x</b>")]
+    listing += [{"id": r, "sha": hub.repos[r].branches["main"]} for r in ("acme/Nova-S", "acme/Nova-L")]
+    hub.add_fault(Fault("/api/models?", body=json.dumps(listing).encode()))
+    hub.clear()
+    outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
+    assert not outcome.results and outcome.exit_code == 0
+    assert [e.path.split("?")[0] for e in hub.log] == ["/api/models"]
