@@ -25,8 +25,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock
-
 STALE_TMP_S = 600.0  # no write of a text file takes this long; an older temp file is a killed run's
 _UMASK_LOCK = threading.Lock()
 
@@ -84,5 +82,7 @@ def lock_path(path: Path) -> Path:
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold the inter-process lock of ``path`` (two ``watch --update`` runs at once, say)."""
+    from filelock import FileLock  # here, not at the top: a run that only writes reports never locks
+
     with FileLock(str(lock_path(path)), mode=0o666):
         yield

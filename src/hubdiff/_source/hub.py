@@ -58,7 +58,9 @@ MAX_PAGE_BYTES = 64_000_000  # one page of a model listing (1,000 models)
 MAX_LISTING_PAGES = 100  # 100,000 repos of one owner
 DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
 _SHA = re.compile(r"[0-9a-f]{40}")
-_REPO_ID = re.compile(r"(?!.*\.\.)\w[\w.-]{0,95}/\w[\w.-]{0,95}")  # the Hub's rules: no "..", no leading "." or "-"
+_REPO_ID = re.compile(
+    r"(?!.*\.\.)\w[\w.-]{0,95}/\w[\w.-]{0,95}"
+)  # the Hub's rules: no "..", no leading "." or "-"
 _BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 
 
