@@ -308,3 +308,73 @@ def test_hostile_ids_in_a_listing_are_never_fetched(hub, tmp_path, family):
     outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
     assert not outcome.results and outcome.exit_code == 0
     assert [e.path.split("?")[0] for e in hub.log] == ["/api/models"]
+
+
+def test_same_layout_is_not_called_a_copy_and_ties_go_to_the_first_name(hub, tmp_path, family):
+    """A fine-tune keeps its base's config and layout: hubdiff says so, and does not call it "the same
+    model" (only headers are read)."""
+    path, sources = family
+    hub.add(RepoSpec("acme/Nova-A", [model(4, 64)]))
+    data = yaml.safe_load(path.read_text())
+    record(tmp_path / "a.yaml", "nova", ["acme/Nova-A"], sources)
+    data["repos"]["acme/Nova-A"] = yaml.safe_load((tmp_path / "a.yaml").read_text())["repos"]["acme/Nova-A"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    hub.add(RepoSpec("acme/Nova-S-Instruct", [model(4, 64)]))
+    outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
+    (result,) = outcome.results["nova"]
+    assert result.sibling == "acme/Nova-A"  # Nova-A and Nova-S tie: the first name
+    assert result.variant is not None and result.variant.kind == "same layout"
+    assert "same architecture and tensor layout as acme/Nova-A" in result.headline
+    assert "copy of" not in result.headline
+    assert "not a new model" not in (tmp_path / "reports" / "nova.md").read_text()
+
+
+def test_private_and_unreadable_new_repos_are_skipped_without_failing_the_run(tmp_path):
+    from hubdiff._source import HubSettings, Sources
+    from hubdiff._source.cache import SnapshotCache
+    from hubdiff.testing import HubReplica
+
+    with HubReplica(tokens=frozenset({"hf_org"})) as hub:
+        hub.start()
+        hub.add(RepoSpec("acme/Nova-S", [model(4, 64)]))
+        sources = Sources(
+            HubSettings(endpoint=hub.endpoint, token="hf_org", retries=0), SnapshotCache(tmp_path / "c")
+        )
+        record(tmp_path / "nova.yaml", "nova", ["acme/Nova-S"], sources)
+        path = family_file(tmp_path / "nova.yaml", [{"owner": "acme", "match": "Nova-*"}])
+        hub.add(RepoSpec("acme/Nova-XL-unreleased", [model(4, 64)], private=True))
+        broken = CommitSpec(
+            {"config.json": b'{"hidden_size": 99999999999999999999999}'}, [("w", "BF16", (4,))]
+        )
+        hub.add(RepoSpec("acme/Nova-broken", [broken]))
+        hub.add(RepoSpec("acme/Nova-neg", [model(4, 64, hidden_size=-64)]))
+        hub.clear()
+        outcome = run_watch([path], sources, output_dir=tmp_path / "reports")
+        by_repo = {r.title.split("@")[0]: r for r in outcome.results["nova"]}
+        assert by_repo["acme/Nova-XL-unreleased"].status == "skipped"
+        assert by_repo["acme/Nova-XL-unreleased"].note.startswith("private: not proposed")
+        assert not any("Nova-XL-unreleased" in e.path for e in hub.log)  # never read
+        assert by_repo["acme/Nova-broken"].status == "skipped"
+        assert by_repo["acme/Nova-broken"].note.startswith("could not be read (acme/Nova-broken@")
+        assert "internal error" not in by_repo["acme/Nova-neg"].headline
+        assert not outcome.failed and outcome.exit_code in (0, 1)
+
+
+def test_a_pinned_repo_gated_for_this_token_is_a_notice_and_one_it_may_read_is_not(tmp_path):
+    from hubdiff._source import HubSettings, Sources
+    from hubdiff._source.cache import SnapshotCache
+    from hubdiff.testing import HubReplica
+
+    with HubReplica(tokens=frozenset({"hf_granted"})) as hub:
+        hub.start()
+        hub.add(RepoSpec("acme/Nova-S", [model(4, 64)]))
+        granted = Sources(
+            HubSettings(endpoint=hub.endpoint, token="hf_granted", retries=0), SnapshotCache(tmp_path / "c")
+        )
+        record(tmp_path / "nova.yaml", "nova", ["acme/Nova-S"], granted)
+        hub.set_access("acme/Nova-S", gated=True)
+        assert run_watch([tmp_path / "nova.yaml"], granted, output_dir=tmp_path / "r1").results == {}
+        anonymous = Sources(HubSettings(endpoint=hub.endpoint, retries=0), SnapshotCache(tmp_path / "c2"))
+        outcome = run_watch([tmp_path / "nova.yaml"], anonymous, output_dir=tmp_path / "r2")
+        (result,) = outcome.results["nova"]
+        assert result.status == "gated" and not result.error and outcome.exit_code == 1

@@ -23,6 +23,7 @@ from ._source import Sources
 from ._source.hub import HubReader, ListedRepo
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, SourceError, UsageError
 from .jobs import NOTICES, RepoResult, Report, check_release, check_repo, failed, failure
+from .visible import printable_lines
 
 MAX_ANNOTATIONS = 10
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub refuses job summaries over 1 MiB
@@ -36,7 +37,6 @@ class WatchOutcome:
     updated: dict[str, list[str]] = field(default_factory=dict)  # family -> repos re-recorded or added
     files: dict[str, dict[str, str]] = field(default_factory=dict)  # family -> {report, comment, pr_body}
     baseline_files: dict[str, Path] = field(default_factory=dict)
-    listed_gated: list[str] = field(default_factory=list)  # pinned repos the listings show as gated
 
     def _all(self) -> list[RepoResult]:
         return [r for rs in self.results.values() for r in rs]
@@ -73,8 +73,6 @@ class WatchOutcome:
                 parts.append(f"{n} {label}")
         if self.failed:
             parts.append(f"{len(self.failed)} could not be read")
-        if self.listed_gated:
-            parts.append(f"{len(self.listed_gated)} pinned repos gated")
         if self.updated:
             parts.append(f"baselines updated: {', '.join(sorted(self.updated))}")
         return "hubdiff watch: " + ", ".join(parts)
@@ -153,18 +151,24 @@ def skip_reason(sizes: dict[str, int | None]) -> str | None:
 def _release_or_notice(
     baseline: Baseline, repo: str, listed: ListedRepo, reader: HubReader, sources: Sources
 ) -> RepoResult:
+    """A new repo read and compared, or skipped with the reason. A private repo is never read: a pull
+    request would make its name and figures public. A new repo that cannot be read is skipped, not a
+    failure of the run: its publisher, not the family, has to fix it (or a rule ``exclude`` it)."""
     title = f"{repo}@{listed.sha[:12]}"
-    try:
-        reason = skip_reason(reader.resolve(repo, listed.sha).sizes)
-    except SourceError as exc:
-        reason = exc.problem if exc.access else None
-        if reason is None:
-            return RepoResult(title, error=failure(exc), baseline=baseline.path, kind="new release")
+    if listed.private:
+        reason = "private: not proposed (a pull request would make its name and figures public)"
+    else:
+        try:
+            reason = skip_reason(reader.resolve(repo, listed.sha).sizes)
+        except SourceError as exc:
+            reason = exc.problem if exc.access else f"could not be read ({failure(exc)})"
     if reason is None:
         result = check_release(baseline, repo, listed.sha, sources)
-        if result.kind != "gated":
+        if result.kind == "new release" and not result.error:
             return result
-        reason = result.note
+        reason = (
+            result.note if result.kind in ("gated", "vanished") else f"could not be read ({result.error})"
+        )
     return RepoResult(title, baseline=baseline.path, kind="skipped", note=reason, family=baseline.family)
 
 
@@ -187,11 +191,13 @@ def _check_pinned(
         for repo in baseline.repos:
             outcome.checked += 1
             listed = listings.get(repo.repo.split("/")[0])
-            if isinstance(listed, dict) and listed.get(repo.repo, ListedRepo("")).gated:
-                outcome.listed_gated.append(repo.repo)
+            gated = isinstance(listed, dict) and listed.get(repo.repo, ListedRepo("")).gated
             now = _current_sha(repo, listings, reader)
-            if isinstance(now, Exception):
-                result = failed(f"{repo.repo}@{repo.revision}", now, baseline.path, repo.line)
+            refused = reader.refusal(repo.repo, now) if gated and isinstance(now, str) else None
+            if isinstance(now, Exception) or refused is not None:
+                why = refused or now
+                assert isinstance(why, Exception)
+                result = failed(f"{repo.repo}@{repo.revision}", why, baseline.path, repo.line)
             elif now == repo.sha:
                 outcome.unchanged.append(repo.repo)
                 continue
@@ -310,9 +316,8 @@ def github_annotations(outcome: WatchOutcome) -> list[str]:
         for r in results:
             level = "error" if r.error or r.broken_claims else "warning"
             where = f"file={_escape_property(str(r.baseline))}" + (f",line={r.line}" if r.line else "")
-            lines.append(
-                f"::{level} {where},title={_escape_property('hubdiff ' + r.status)}::{_escape_data(r.headline)}"
-            )
+            message = _escape_data(printable_lines(r.headline))  # no terminal escapes into the Actions log
+            lines.append(f"::{level} {where},title={_escape_property('hubdiff ' + r.status)}::{message}")
     if len(lines) > MAX_ANNOTATIONS:
         extra = len(lines) - (MAX_ANNOTATIONS - 1)
         lines = [

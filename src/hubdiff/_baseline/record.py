@@ -151,12 +151,7 @@ def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, source
     sibling it was compared with as its note and the sibling's metrics options. No claims: those are
     for a reviewer to state."""
     with edit(path) as editing:
-        pinned = {r.repo: r for r in editing.baseline.repos}
-        rule = editing.baseline.rule_for(repo)
-        sibling = next((name for name in pinned if f"compared with {name} " in note), None)
-        options = pinned[
-            sibling or (rule.reference if rule and rule.reference else next(iter(pinned)))
-        ].options
+        options = next(r.options for r in editing.baseline.repos if r.repo == sibling)
         snapshot = replace(sources.open(SourceSpec("hub", repo, sha)), revision="main")
         repos = editing.doc["repos"]
         before = plain(dict(repos[repo])) if repo in repos else {}

@@ -39,8 +39,10 @@ class Sibling:
 
 @dataclass(frozen=True)
 class Variant:
-    """The new repo is the sibling's model stored differently: ``kind`` is "quantized" (other weight
-    dtypes, or scale tensors) or "converted" (same dtypes, other names or shards)."""
+    """The new repo has the sibling's architecture and parameters: ``kind`` is "quantized" (fewer bytes
+    in other dtypes, or scale tensors), "converted" (other dtypes without scales, other names or
+    shards) or "same layout" (every tensor's name, dtype and shape equal: a fine-tune, a re-upload or
+    a copy; only headers are read, so which cannot be told)."""
 
     kind: str
     of: str
@@ -62,7 +64,7 @@ def distance(old: Metrics, new: Metrics) -> tuple[float, str]:
     differing = sum(a != b for a, b in zip(old_layers, new_layers)) + abs(len(old_layers) - len(new_layers))
     hidden = [m.cfg.hidden_size or 0 for m in (old, new)]
     params = [m.main_params for m in (old, new)]
-    score = differing / length + sum(abs(math.log(a / b)) for a, b in (hidden, params) if a and b)
+    score = differing / length + sum(abs(math.log(a / b)) for a, b in (hidden, params) if a > 0 and b > 0)
     same_type = old.cfg.model_type == new.cfg.model_type
     score += 0 if same_type else 1
     why = [
@@ -84,10 +86,10 @@ def closest_sibling(
     else the nearest by ``distance`` (ties: the first in name order)."""
     if reference is not None:
         return Sibling(reference, "the family's reference")
-    ranked = sorted((distance(m, new), repo) for repo, m in siblings)
-    if not ranked:
+    if not siblings:
         return None
-    (_, why), repo = ranked[0]
+    scored = [(distance(m, new), repo) for repo, m in siblings]
+    (_, why), repo = min(scored, key=lambda r: (r[0][0], r[1]))  # ties: the first name
     return Sibling(repo, f"closest pinned sibling: {why}")
 
 
@@ -109,17 +111,26 @@ def variant_of(sibling: str, old: tuple[Snapshot, Metrics], new: tuple[Snapshot,
         return None
     old_dtypes, new_dtypes = old_snapshot.parameters_by_dtype(), new_snapshot.parameters_by_dtype()
     scales = old_metrics.params.scale_bytes, new_metrics.params.scale_bytes
-    kind = "quantized" if old_dtypes != new_dtypes or scales[0] != scales[1] else "converted"
+    sizes = old_snapshot.tensor_bytes(), new_snapshot.tensor_bytes()
+    if _layout(old_snapshot) == _layout(new_snapshot):
+        kind = "same layout"
+    elif scales[0] != scales[1] or (old_dtypes != new_dtypes and sizes[1] < sizes[0]):
+        kind = "quantized"
+    else:
+        kind = "converted"
     return Variant(
         kind,
         sibling,
-        old_snapshot.tensor_bytes(),
-        new_snapshot.tensor_bytes(),
+        *sizes,
         scales[0],
         scales[1],
         old_dtypes,
         new_dtypes,
     )
+
+
+def _layout(snapshot: Snapshot) -> set[tuple[str, str, tuple[int, ...]]]:
+    return {(p.name, p.dtype, p.shape) for p in snapshot.patterns}
 
 
 def _model_config(config: dict[str, Any]) -> dict[str, Any]:

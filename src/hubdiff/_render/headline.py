@@ -84,6 +84,11 @@ def release_heading(result: RepoResult) -> str:
 def variant_line(result: RepoResult) -> str:
     v = result.variant
     assert v is not None
+    if v.kind == "same layout":
+        return (
+            f"same architecture and tensor layout as {v.of} (every name, dtype and shape equal; the weights "
+            "are not read, so a fine-tune, a re-upload and a copy look the same)"
+        )
     storage = f"weights {human_bytes(v.old_bytes)} → {human_bytes(v.new_bytes)} ({change(v.old_bytes, v.new_bytes)})"
     scales = f", scales {human_bytes(v.old_scale_bytes)} → {human_bytes(v.new_scale_bytes)}"
     return f"a {v.kind} copy of {v.of}: same architecture, parameters equal; {storage}" + (

@@ -34,10 +34,11 @@ from huggingface_hub.errors import (
     EntryNotFoundError,
     GatedRepoError,
     HfHubHTTPError,
+    HFValidationError,
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status, validate_repo_id
 
 from .. import __version__
 from .._gc import gc_paused
@@ -58,9 +59,8 @@ MAX_PAGE_BYTES = 64_000_000  # one page of a model listing (1,000 models)
 MAX_LISTING_PAGES = 100  # 100,000 repos of one owner
 DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
 _SHA = re.compile(r"[0-9a-f]{40}")
-_REPO_ID = re.compile(
-    r"(?!.*\.\.)\w[\w.-]{0,95}/\w[\w.-]{0,95}"
-)  # the Hub's rules: no "..", no leading "." or "-"
+_REPO_ID = re.compile(r"(?!.*\.\.)\w[\w.-]{0,95}/\w[\w.-]{0,95}", re.ASCII)  # no "..", no leading . or -
+_DTYPE = re.compile(r"[A-Z0-9_]{1,16}")
 _BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 
 
@@ -306,6 +306,17 @@ class HubReader:
                 raise SourceError(author, None, "model listing", "next-page link repeats a page")
         return out
 
+    def refusal(self, repo: str, sha: str) -> SourceError | None:
+        """Why this token may not read the repo's files (gated, gone), or None: one byte of config.json.
+
+        The listing says a repo is gated, not whether this token was granted access; a repo that was
+        always gated and whose terms the token accepted must not be reported at every poll."""
+        try:
+            self._get(repo, sha, "config.json", 1, (0, 0))
+        except SourceError as exc:
+            return exc if exc.access else None
+        return None
+
     def hub_parameters(self, repo: str, sha: str) -> dict[str, int] | None:
         """The Hub's own count of stored elements per dtype (``safetensors.parameters``) at ``sha``: one
         request. None when the Hub gives none (no safetensors, not computed yet, or any failure): it is
@@ -544,15 +555,22 @@ def listed_repos(data: Any) -> dict[str, ListedRepo]:
         if not isinstance(item, dict):
             raise JSONProblem(f"item {i} is not an object")
         repo, sha = item.get("id"), item.get("sha")
-        if (
-            isinstance(repo, str)
-            and _REPO_ID.fullmatch(repo)
-            and isinstance(sha, str)
-            and _SHA.fullmatch(sha)
-        ):
+        if isinstance(repo, str) and _usable_id(repo) and isinstance(sha, str) and _SHA.fullmatch(sha):
             gated = item.get("gated")
             out[repo] = ListedRepo(sha, gated not in (None, False), item.get("private") is True)
     return out
+
+
+def _usable_id(repo: str) -> bool:
+    """owner/name as the Hub allows them (and huggingface_hub accepts), in ASCII: anything else in a
+    listing is dropped rather than requested."""
+    if not _REPO_ID.fullmatch(repo):
+        return False
+    try:
+        validate_repo_id(repo)
+    except HFValidationError:
+        return False
+    return True
 
 
 def hub_parameter_counts(data: Any) -> dict[str, int] | None:
@@ -564,7 +582,10 @@ def hub_parameter_counts(data: Any) -> dict[str, int] | None:
     out = {}
     for dtype, n in counts.items():
         if not (
-            isinstance(dtype, str) and len(dtype) <= 16 and isinstance(n, int) and not isinstance(n, bool)
+            isinstance(dtype, str)
+            and _DTYPE.fullmatch(dtype)
+            and isinstance(n, int)
+            and not isinstance(n, bool)
         ):
             return None
         if not 0 <= n < 1 << 63:
