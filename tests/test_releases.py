@@ -3,6 +3,7 @@ compare each with its closest pinned sibling, recognise quantized copies, and sk
 
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -329,17 +330,29 @@ def test_same_layout_is_not_called_a_copy_and_ties_go_to_the_first_name(hub, tmp
     assert "not a new model" not in (tmp_path / "reports" / "nova.md").read_text()
 
 
-def test_private_and_unreadable_new_repos_are_skipped_without_failing_the_run(tmp_path):
+@contextmanager
+def nova_hub(tmp_path: Path, token: str):
+    """A replica serving acme/Nova-S that lets ``token`` read gated and private repos, and a function
+    giving Sources with a token (or none) and a cache of their own."""
     from hubdiff._source import HubSettings, Sources
     from hubdiff._source.cache import SnapshotCache
     from hubdiff.testing import HubReplica
 
-    with HubReplica(tokens=frozenset({"hf_org"})) as hub:
+    with HubReplica(tokens=frozenset({token})) as hub:
         hub.start()
         hub.add(RepoSpec("acme/Nova-S", [model(4, 64)]))
-        sources = Sources(
-            HubSettings(endpoint=hub.endpoint, token="hf_org", retries=0), SnapshotCache(tmp_path / "c")
-        )
+
+        def sources(token: str | None, cache: str) -> Sources:
+            return Sources(
+                HubSettings(endpoint=hub.endpoint, token=token, retries=0), SnapshotCache(tmp_path / cache)
+            )
+
+        yield hub, sources
+
+
+def test_private_and_unreadable_new_repos_are_skipped_without_failing_the_run(tmp_path):
+    with nova_hub(tmp_path, "hf_org") as (hub, sources_with):
+        sources = sources_with("hf_org", "c")
         record(tmp_path / "nova.yaml", "nova", ["acme/Nova-S"], sources)
         path = family_file(tmp_path / "nova.yaml", [{"owner": "acme", "match": "Nova-*"}])
         hub.add(RepoSpec("acme/Nova-XL-unreleased", [model(4, 64)], private=True))
@@ -357,24 +370,19 @@ def test_private_and_unreadable_new_repos_are_skipped_without_failing_the_run(tm
         assert by_repo["acme/Nova-broken"].status == "skipped"
         assert by_repo["acme/Nova-broken"].note.startswith("could not be read (acme/Nova-broken@")
         assert "internal error" not in by_repo["acme/Nova-neg"].headline
-        assert not outcome.failed and outcome.exit_code in (0, 1)
+        negative = by_repo["acme/Nova-neg"]  # compared, its figures marked unverified
+        assert negative.status == "new release" and negative.variant is None
+        assert "hidden_size is -64: a negative size" in negative.comparison.new.metrics.unverified
+        assert not outcome.failed and outcome.exit_code == 1  # the new release is not recorded yet
 
 
 def test_a_pinned_repo_gated_for_this_token_is_a_notice_and_one_it_may_read_is_not(tmp_path):
-    from hubdiff._source import HubSettings, Sources
-    from hubdiff._source.cache import SnapshotCache
-    from hubdiff.testing import HubReplica
-
-    with HubReplica(tokens=frozenset({"hf_granted"})) as hub:
-        hub.start()
-        hub.add(RepoSpec("acme/Nova-S", [model(4, 64)]))
-        granted = Sources(
-            HubSettings(endpoint=hub.endpoint, token="hf_granted", retries=0), SnapshotCache(tmp_path / "c")
-        )
+    with nova_hub(tmp_path, "hf_granted") as (hub, sources_with):
+        granted = sources_with("hf_granted", "c")
         record(tmp_path / "nova.yaml", "nova", ["acme/Nova-S"], granted)
         hub.set_access("acme/Nova-S", gated=True)
         assert run_watch([tmp_path / "nova.yaml"], granted, output_dir=tmp_path / "r1").results == {}
-        anonymous = Sources(HubSettings(endpoint=hub.endpoint, retries=0), SnapshotCache(tmp_path / "c2"))
+        anonymous = sources_with(None, "c2")
         outcome = run_watch([tmp_path / "nova.yaml"], anonymous, output_dir=tmp_path / "r2")
         (result,) = outcome.results["nova"]
         assert result.status == "gated" and not result.error and outcome.exit_code == 1

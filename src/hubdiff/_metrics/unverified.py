@@ -207,6 +207,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons += _guesses_of_the_key_reader(cfg)
     nulls_explained = {"num_key_value_heads", "intermediate_size"} if blocks is not None else set()
     for key, value in raw.items():
+        if type(value) is int and value < 0 and key in cfg.read_keys and not key.endswith("_token_id"):
+            reasons.append(f"{key} is {value}: a negative size")  # no figure of it can be true
         if value is None and key in cfg.read_keys and key not in nulls_explained | _NULL_MEANS_NONE:
             resolved = cfg.text.get(key)
             if resolved is None:
