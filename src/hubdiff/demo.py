@@ -19,6 +19,7 @@ import json
 import re
 import shutil
 import time
+from dataclasses import replace
 from importlib.resources import files
 from pathlib import Path
 
@@ -138,7 +139,8 @@ def run_demo(args: argparse.Namespace) -> int:
             print(f"   report: {paths['report']}\n   PR body: {paths.get('pr_body', '-')}")
         print(f"   baseline re-recorded: {baselines / 'glm-5.yaml'} (claims and notes kept)")
         glm53 = next(spec for spec in example_specs() if spec.repo_id == "zai-org/GLM-5.3").commits[0]
-        hub.add(RepoSpec("zai-org/GLM-5.3-FP8", [quantized_copy(glm53, "fp8", title="GLM-5.3 FP8")]))
+        fp8 = replace(quantized_copy(glm53, "fp8", title="GLM-5.3 FP8"), shards=96)  # ~8 GB shards
+        hub.add(RepoSpec("zai-org/GLM-5.3-FP8", [fp8]))
         hub.add(RepoSpec("zai-org/GLM-5.3-Flash-Lite", [_lite_flash()]))
         hub.add(RepoSpec("zai-org/GLM-5.3-GGUF", [CommitSpec({"GLM-5.3-Q4_K_M.gguf": b"GGUF"})]))
         print(
