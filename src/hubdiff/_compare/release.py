@@ -55,9 +55,9 @@ class Variant:
 
 
 def distance(old: Metrics, new: Metrics) -> tuple[float, str]:
-    """How far apart two models are in architecture, and why, in words: the layer census (each layer
-    whose attention or MLP kind differs), then hidden size and parameters (each as |ln ratio|), then
-    the model type."""
+    """How far apart two models are in architecture, and why, in words: the layer census (the share of
+    layers whose attention, indexer or MLP kind differs), plus hidden size and parameters (each as
+    |ln ratio|, when both are positive), plus 1 for another model type."""
     old_layers = [(x.attention, x.indexer, x.mlp) for x in old.layers if not x.mtp]
     new_layers = [(x.attention, x.indexer, x.mlp) for x in new.layers if not x.mtp]
     length = max(len(old_layers), len(new_layers), 1)
