@@ -19,9 +19,11 @@ import re
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import accumulate, product, repeat, starmap
 from itertools import compress as pick
+from operator import itemgetter
 
 # a dotted segment that is a plain decimal number: no sign, no leading zero (so it round-trips)
 _INDEX_SEGMENT = re.compile(r"(?:(?<=\.)|^)(0|[1-9][0-9]*)(?=\.|$)")
@@ -286,7 +288,7 @@ def patterns_of(groups: Mapping[GroupKey, Iterable[tuple[int, ...]]]) -> list[Pa
     return ordered(
         Pattern(parts, index_sets, dtype, shape)
         for (parts, dtype, shape), tuples in groups.items()
-        for index_sets in _products(set(tuples))
+        for index_sets in _products(tuples.keys() if isinstance(tuples, dict) else set(tuples))
     )
 
 
@@ -295,12 +297,12 @@ def ordered(patterns: Iterable[Pattern]) -> list[Pattern]:
     return sorted(patterns, key=lambda p: (_natural_key(next(p.names())), p.dtype, p.shape))
 
 
-def _products(tuples: set[tuple[int, ...]]) -> list[tuple[tuple[int, ...], ...]]:
+def _products(tuples: AbstractSet[tuple[int, ...]]) -> list[tuple[tuple[int, ...], ...]]:
     """Write a set of equal-length index tuples as a union of disjoint cartesian products."""
     first = next(iter(tuples))
     if len(first) == 0:
         return [()]
-    columns = [set(values) for values in zip(*tuples)]
+    columns = [set(map(itemgetter(i), tuples)) for i in range(len(first))]
     if math.prod(map(len, columns)) == len(tuples):  # the common case, one full grid: no recursion
         return [tuple(tuple(sorted(values)) for values in columns)]
     rest_by_head: dict[int, set[tuple[int, ...]]] = defaultdict(set)  # head index -> the tails after it
