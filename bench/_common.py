@@ -8,6 +8,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -104,13 +105,20 @@ def run_process(
     child_env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode read, not compiled per run
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=child_env)
+    sampler = TreeMemory(proc.pid)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
+    sampler.stop()
     stderr = proc.stderr.read().decode() if proc.stderr else ""
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         raise RuntimeError(f"{label}: exit {code}: {stderr.strip()[-500:]}")
-    row: dict[str, Any] = {"label": label, "seconds": elapsed, "peak_rss_mib": usage.ru_maxrss / 1024}
+    row: dict[str, Any] = {
+        "label": label,
+        "seconds": elapsed,
+        "peak_rss_mib": usage.ru_maxrss / 1024,
+        "tree_pss_mib": sampler.peak_kib / 1024,
+    }
     if hub is not None:
         log = hub.log
         row["requests"] = len(log)
@@ -118,10 +126,57 @@ def run_process(
     return row
 
 
+class TreeMemory:
+    """The peak, sampled every 20 ms, of the memory a process and all its descendants hold together.
+
+    wait4's peak RSS is that of the largest single process of the tree (what ``time -v`` reports):
+    a command that hands work to worker processes holds more than that at once. Summing their
+    proportional set sizes (``Pss`` in ``/proc/PID/smaps_rollup``: each shared page divided among the
+    processes sharing it) counts every page once. Linux only; elsewhere the peak stays 0.
+    """
+
+    def __init__(self, pid: int, interval_s: float = 0.02) -> None:
+        self.pid, self.interval_s, self.peak_kib = pid, interval_s, 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _tree(self) -> list[int]:
+        pids, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            pids.append(pid)
+            try:
+                for task in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{task}/children") as fh:
+                        todo.extend(int(child) for child in fh.read().split())
+            except OSError:
+                continue
+        return pids
+
+    def _sample(self) -> int:
+        total = 0
+        for pid in self._tree():
+            try:
+                with open(f"/proc/{pid}/smaps_rollup") as fh:
+                    total += next(int(line.split()[1]) for line in fh if line.startswith("Pss:"))
+            except (OSError, StopIteration, ValueError):
+                continue  # gone, or not readable
+        return total
+
+    def _run(self) -> None:
+        while not self._done.wait(self.interval_s):
+            self.peak_kib = max(self.peak_kib, self._sample())
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The median of repeated runs, field by field (requests and bytes are the same every time)."""
     out = dict(rows[0])
-    for key in ("seconds", "peak_rss_mib", "requests", "bytes_received"):
+    for key in ("seconds", "peak_rss_mib", "tree_pss_mib", "requests", "bytes_received"):
         if key in out:
             out[key] = statistics.median(r[key] for r in rows)
     out["runs"] = len(rows)
@@ -133,14 +188,17 @@ def table(rows: list[dict[str, Any]], reference: str) -> None:
     """Rows with their ratio to ``reference``: time (x < 1 is faster), RSS, requests, MB received."""
     base = next(r for r in rows if r["label"] == reference)
     print(
-        f"{'':<52} {'median s':>9} {'min-max':>13} {'time/ref':>8} {'RSS MiB':>8} {'RSS/ref':>7} {'requests':>8} {'MB recv':>8}"
+        f"{'':<46} {'median s':>9} {'min-max':>11} {'time/ref':>8} {'RSS MiB':>8} {'RSS/ref':>7}"
+        f" {'tree MiB':>8} {'tree/ref':>8} {'requests':>8} {'MB recv':>8}"
     )
     for r in rows:
         lo, hi = r.get("spread", (r["seconds"], r["seconds"]))
         mb = f"{r['bytes_received'] / 1e6:.2f}" if "bytes_received" in r else ""
+        tree, base_tree = r.get("tree_pss_mib", 0), base.get("tree_pss_mib", 0)
         print(
-            f"{r['label']:<52} {r['seconds']:>9.3f} {f'{lo:.2f}-{hi:.2f}':>13} {r['seconds'] / base['seconds']:>8.2f}"
+            f"{r['label']:<46} {r['seconds']:>9.3f} {f'{lo:.2f}-{hi:.2f}':>11} {r['seconds'] / base['seconds']:>8.2f}"
             f" {r['peak_rss_mib']:>8.0f} {r['peak_rss_mib'] / base['peak_rss_mib']:>7.2f}"
+            f" {tree:>8.0f} {tree / base_tree if base_tree else float('nan'):>8.2f}"
             f" {r.get('requests', ''):>8} {mb:>8}"
         )
     sys.stdout.flush()

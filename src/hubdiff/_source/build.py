@@ -18,7 +18,6 @@ from typing import Any, Protocol
 from ..errors import SourceError, reading
 from ..patterns import Grouping, ShardGroups
 from ..snapshot import FileEntry, Snapshot, locate_groups
-from .header import ParsedHeader
 from .layout import (
     MAX_CONFIG_BYTES,
     MAX_INDEX_BYTES,
@@ -79,13 +78,6 @@ class HeaderHint:
     sizes: _IndexSizes | None = None  # None: no index lists this file
     prefix: str = ""  # put before each tensor name: the component's folder, in a multi-folder layout
 
-    def keep(self, parsed: ParsedHeader) -> ShardGroups:
-        """What is kept of a parsed header: its tensors grouped, done by the source as each header
-        arrives (in a Hub read's worker threads, while other headers are still on their way), so that
-        no more than a shard's names are ever held at once."""
-        names = [self.prefix + n for n in parsed.names] if self.prefix else parsed.names
-        return ShardGroups.of(names, parsed.dtypes, parsed.shapes, parsed.unknown_dtypes, parsed.size)
-
     @property
     def names(self) -> int:
         return self.sizes.table.get(self.shard, (0, 0))[0] if self.sizes else 0
@@ -115,8 +107,8 @@ class ModelFiles(Protocol):
         """At most ``limit + 1`` bytes of a small file (one more than allowed, so "too big" shows)."""
 
     def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
-        """Each shard's header, parsed and kept (``HeaderHint.keep``); ``hints`` says what the index
-        tells of each header's size."""
+        """Each shard's header, parsed and kept as it arrives (``parsing.kept``); ``hints`` says what
+        the index tells of each header's size, and the prefix of its names."""
 
 
 def config_file_of(listing: set[str], layout: WeightLayout) -> str:

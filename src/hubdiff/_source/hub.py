@@ -47,8 +47,9 @@ from ..patterns import ShardGroups
 from ..snapshot import Snapshot
 from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, read_model
 from .cache import SnapshotCache
-from .header import HeaderProblem, ParsedHeader, header_length, parse_header
+from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
+from .parsing import HeaderParser
 from .spec import HubSettings
 
 T = TypeVar("T")
@@ -333,12 +334,19 @@ class HubReader:
         except Exception:
             return None
 
-    def _header(self, repo: str, sha: str, path: str, first: int) -> ParsedHeader:
+    def _header(
+        self, repo: str, sha: str, path: str, first: int, parser: HeaderParser, prefix: str
+    ) -> ShardGroups:
         with reading(repo, sha, path):
-            return self._read_header(repo, sha, path, first)
+            raw, size = self._read_header(repo, sha, path, first)
+            try:
+                return parser.parse(raw, path, size, prefix)
+            except HeaderProblem as exc:
+                raise SourceError(repo, sha, path, str(exc)) from None
 
-    def _read_header(self, repo: str, sha: str, path: str, first: int) -> ParsedHeader:
-        """The header of ``path``, asking first for ``first`` bytes and then, if short, for the rest."""
+    def _read_header(self, repo: str, sha: str, path: str, first: int) -> tuple[bytes, int | None]:
+        """The header's JSON bytes and the file's size, asking first for ``first`` bytes and then, if
+        short, for the rest."""
         first = max(8, first)
         body, size = self._get(repo, sha, path, first, (0, first - 1))
         body = body[:first]
@@ -349,9 +357,9 @@ class HubReader:
                 body += rest[: 8 + length - len(body)]
             if len(body) < 8 + length:
                 raise HeaderProblem(f"file ends inside its header ({len(body)} of {8 + length} bytes)")
-            return parse_header(body[8 : 8 + length], path, size)
         except HeaderProblem as exc:
             raise SourceError(repo, sha, path, str(exc)) from None
+        return body[8 : 8 + length], size
 
     # -- the snapshot --------------------------------------------------------------------------
     def snapshot(
@@ -418,13 +426,15 @@ class HubReader:
         on_config: Callable[[dict[str, Any]], None] | None = None,
     ) -> Snapshot:
         reader = self
+        shards = sum(path.endswith(".safetensors") for path in info.sizes) if headers else 0
+        parser = HeaderParser(shards, self.settings.processes, self.settings.processes_from_shards)
 
         class _Files:
             def read(self, path: str, limit: int) -> bytes:
                 return reader._get(repo, sha, path, limit)[0]
 
             def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
-                return reader._headers_parallel(repo, sha, hints)
+                return reader._headers_parallel(repo, sha, hints, parser)
 
         def read() -> Snapshot:
             return read_model(
@@ -446,17 +456,19 @@ class HubReader:
             snapshot = read()
             return replace(snapshot, hub_parameters=counted.result())
 
-    def _headers_parallel(self, repo: str, sha: str, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
+    def _headers_parallel(
+        self, repo: str, sha: str, hints: dict[str, HeaderHint], parser: HeaderParser
+    ) -> dict[str, ShardGroups]:
         shards = sorted(hints)
         out: dict[str, ShardGroups] = {}
+        parser.start()  # its workers import while the first header is read (after the index is let go)
         bar = _progress(len(shards)) if self.settings.progress and len(shards) > 4 else None
         lock = threading.Lock()
         per_entry = FIRST_GUESS_PER_ENTRY
         if len(shards) > 1 and hints[shards[0]].entries:
             # one header first: what its entries take besides their names sizes every other range
-            first = hints[shards[0]].keep(
-                self._header(repo, sha, shards[0], hints[shards[0]].estimate(per_entry))
-            )
+            hint = hints[shards[0]]
+            first = self._header(repo, sha, shards[0], hint.estimate(per_entry), parser, hint.prefix)
             out[shards[0]] = first
             if bar is not None:
                 bar.update(1)
@@ -464,7 +476,8 @@ class HubReader:
             shards = shards[1:]
 
         def one(shard: str) -> None:
-            parsed = hints[shard].keep(self._header(repo, sha, shard, hints[shard].estimate(per_entry)))
+            hint = hints[shard]
+            parsed = self._header(repo, sha, shard, hint.estimate(per_entry), parser, hint.prefix)
             with lock:
                 out[shard] = parsed
                 if bar is not None:

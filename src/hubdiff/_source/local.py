@@ -10,7 +10,8 @@ from ..errors import SourceError, reading
 from ..patterns import ShardGroups
 from ..snapshot import Snapshot
 from .build import HeaderHint, read_model
-from .header import HeaderProblem, header_length, parse_header
+from .header import HeaderProblem, header_length
+from .parsing import parse_and_keep
 
 
 def _listing(root: Path) -> dict[str, int]:
@@ -38,14 +39,15 @@ class _Folder:
         out = {}
         for shard in sorted(hints):
             try:
-                with reading(self.where, None, shard), (self.root / shard).open("rb") as fh:
-                    size = self.sizes[shard]
-                    length = header_length(fh.read(8), size)
+                with reading(self.where, None, shard):
+                    with (self.root / shard).open("rb") as fh:
+                        size = self.sizes[shard]
+                        length = header_length(fh.read(8), size)
+                        raw = fh.read(length)
                     # A header-only skeleton (no data section at all) describes a layout without the
                     # weights; its offsets cannot be checked against data that is not there.
                     skeleton = size == 8 + length
-                    parsed = parse_header(fh.read(length), shard, None if skeleton else size)
-                out[shard] = hints[shard].keep(parsed)
+                    out[shard] = parse_and_keep(raw, shard, None if skeleton else size, hints[shard].prefix)
             except HeaderProblem as exc:
                 raise SourceError(self.where, None, shard, str(exc)) from None
         return out

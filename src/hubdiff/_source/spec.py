@@ -31,6 +31,9 @@ class HubSettings:
     max_wait_s: float = 60.0  # cap on one wait, Retry-After included
     workers: int = 8
     progress: bool = False
+    # processes that parse headers once a repo has this many shards (see parsing); None: one per core
+    processes: int | None = None
+    processes_from_shards: int = 24
 
     @classmethod
     def from_env(

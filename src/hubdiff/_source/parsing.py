@@ -1,0 +1,202 @@
+"""Headers parsed and grouped as they arrive, in worker processes when a checkpoint has many shards.
+
+A header is let go once its tensors are grouped (``kept``), so no more than a shard's names are ever
+held at once. Where that work runs matters for the largest checkpoints: reading a 160-shard,
+200,000-tensor repo over a fast link is bound by one core, because the reading threads share the
+interpreter's lock and parsing and grouping the headers is most of what they do. From
+``HubSettings.processes_from_shards`` shards on, it goes to worker processes (one per core, at most
+four) while the threads keep reading. Below that, starting them (~0.2 s of imports, in the
+background) would cost more than it saves, and the calling thread parses.
+
+The workers are plain subprocesses running ``serve``, not a multiprocessing pool: its workers import
+the caller's ``__main__`` again (a script without a main guard would run twice), and forking a process
+whose threads may hold locks is unsafe. Each takes one header at a time over its stdin and answers
+over its stdout (a length, then a pickle: the two ends are this module). A worker that dies is
+dropped and its header parsed in the caller; workers ignore Ctrl-C, end when their input closes, and
+are started once per process and shared by every read after.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import queue
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from typing import IO, Any
+
+from ..patterns import ShardGroups
+from .header import HeaderProblem, ParsedHeader, parse_header
+
+MAX_PROCESSES = 4  # past four, the reading threads are the limit
+_LENGTH = struct.Struct("<Q")
+
+
+def kept(parsed: ParsedHeader, prefix: str = "") -> ShardGroups:
+    """What is kept of a parsed header: its tensors grouped, names after ``prefix`` (the component's
+    folder, in a multi-folder layout)."""
+    names = [prefix + n for n in parsed.names] if prefix else parsed.names
+    return ShardGroups.of(names, parsed.dtypes, parsed.shapes, parsed.unknown_dtypes, parsed.size)
+
+
+def parse_and_keep(raw: bytes, file: str, file_size: int | None, prefix: str = "") -> ShardGroups:
+    """``parse_header`` then ``kept``: what a worker does with one header's bytes."""
+    return kept(parse_header(raw, file, file_size), prefix)
+
+
+def default_processes() -> int:
+    """One worker per core this process may use, at most ``MAX_PROCESSES``; none on a single core."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return min(cores, MAX_PROCESSES) if cores > 1 else 0
+
+
+# -- the two ends of a worker's pipes ------------------------------------------------------------
+
+
+def _send(stream: IO[bytes], data: bytes) -> None:
+    stream.write(_LENGTH.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> bytes | None:
+    """One message, or None at the end of the stream (the other end is gone)."""
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (length,) = _LENGTH.unpack(head)
+    data = stream.read(length)
+    return data if len(data) == length else None
+
+
+def serve() -> None:
+    """A worker's loop: (raw, file, file_size, prefix) in, ("ok", ShardGroups) or ("raise", exception)
+    out, until the input closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    requests = sys.stdin.buffer
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything else printed goes where stderr goes, never into an answer
+    while (message := _receive(requests)) is not None:
+        try:
+            answer: tuple[str, Any] = ("ok", parse_and_keep(*pickle.loads(message)))
+        except Exception as exc:
+            answer = ("raise", exc)
+        try:
+            data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an exception that does not pickle still ends as one, named
+            data = pickle.dumps(("raise", RuntimeError(f"{type(answer[1]).__name__} in a header worker")))
+        _send(answers, data)
+
+
+class _Worker:
+    def __init__(self) -> None:
+        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        path = os.environ.get("PYTHONPATH")
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from hubdiff._source.parsing import serve; serve()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")},
+        )
+
+    def call(self, request: bytes) -> tuple[str, Any] | None:
+        """The worker's answer, or None if it is gone."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            _send(self.process.stdin, request)
+            answer = _receive(self.process.stdout)
+            return pickle.loads(answer) if answer is not None else None
+        except Exception:  # gone, or not speaking this protocol: its header is parsed here
+            return None
+
+    def stop(self) -> None:
+        try:
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+            self.process.wait(timeout=2)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+
+
+class _Workers:
+    """The process's workers, each serving one caller at a time."""
+
+    def __init__(self, count: int) -> None:
+        self.all = [_Worker() for _ in range(count)]
+        self.alive = count
+        self.answered = 0  # headers the workers answered for (parsed, or refused with the reason)
+        self.idle: queue.Queue[_Worker | None] = queue.Queue()  # None: no worker is left
+        for worker in self.all:
+            self.idle.put(worker)
+        atexit.register(self.stop)
+
+    def parse(self, raw: bytes, file: str, file_size: int | None, prefix: str) -> ShardGroups | None:
+        """Parsed by a worker, or None when no worker is left to do it."""
+        request = pickle.dumps((raw, file, file_size, prefix), protocol=pickle.HIGHEST_PROTOCOL)
+        while (worker := self.idle.get()) is not None:
+            answer = worker.call(request)
+            if answer is None:  # it died (out of memory, killed): never asked again
+                worker.stop()
+                with _lock:
+                    self.alive -= 1
+                    if not self.alive:
+                        self.idle.put(None)
+                continue
+            self.idle.put(worker)
+            with _lock:
+                self.answered += 1
+            kind, value = answer
+            if kind == "raise":
+                raise value
+            return value
+        self.idle.put(None)  # for the next caller
+        return None
+
+    def stop(self) -> None:
+        for worker in self.all:
+            worker.stop()
+
+
+_workers: _Workers | None = None
+_lock = threading.Lock()
+
+
+def _shared_workers(count: int) -> _Workers | None:
+    global _workers
+    with _lock:
+        if _workers is None and count > 0 and sys.executable:
+            _workers = _Workers(count)
+        return _workers
+
+
+class HeaderParser:
+    """Where the headers of one read are parsed: in the calling thread, or by the shared workers."""
+
+    def __init__(self, shards: int, processes: int | None, from_shards: int) -> None:
+        self.processes = default_processes() if processes is None else processes
+        self.wanted = shards >= from_shards and self.processes > 0
+        self._workers: _Workers | None = None
+
+    def start(self) -> None:
+        """Start the workers (if this read wants them) so that they import while the index is read."""
+        if self.wanted:
+            self._workers = _shared_workers(self.processes)
+
+    def parse(self, raw: bytes, file: str, file_size: int | None, prefix: str = "") -> ShardGroups:
+        """``parse_and_keep``, by a worker if there is one; a HeaderProblem comes back as raised."""
+        if self._workers is not None:
+            groups = self._workers.parse(raw, file, file_size, prefix)
+            if groups is not None:
+                return groups
+        return parse_and_keep(raw, file, file_size, prefix)
+
+
+__all__ = ["HeaderParser", "HeaderProblem", "kept", "parse_and_keep", "serve"]

@@ -1,0 +1,97 @@
+"""Header workers: a many-shard read parsed in worker processes gives what the reading threads give."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import struct
+
+import pytest
+
+from hubdiff._source import parsing
+from hubdiff._source.hub import HubReader
+from hubdiff.errors import SourceError
+from hubdiff.testing import CommitSpec, Fault, RepoSpec
+
+from .conftest import fast_settings
+
+TENSORS = [
+    (f"model.layers.{layer}.mlp.experts.{e}.{w}.weight", "BF16", (16, 8))
+    for layer in range(4)
+    for e in range(16)
+    for w in ("gate_proj", "up_proj", "down_proj")
+]
+SHARDS = 12
+
+
+@pytest.fixture
+def fresh_workers(monkeypatch):
+    """Workers of this test's own, so that killing them leaves the session's as they were."""
+    monkeypatch.setattr(parsing, "_workers", None)
+    yield
+    if parsing._workers is not None:
+        parsing._workers.stop()
+
+
+def read(hub, repo: str, processes: int):
+    settings = fast_settings(hub.endpoint, processes=processes, processes_from_shards=2)
+    hub.clear()
+    snapshot = HubReader(settings).snapshot(repo)
+    return snapshot, sorted((e.path, e.range, e.bytes_sent) for e in hub.log)
+
+
+def test_workers_give_the_same_snapshot_with_the_same_requests(hub, fresh_workers):
+    hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
+    in_threads, requests_in_threads = read(hub, "org/moe", processes=0)
+    assert parsing._workers is None  # processes=0: nothing was started
+    in_workers, requests_in_workers = read(hub, "org/moe", processes=2)
+    assert parsing._workers is not None and parsing._workers.answered == SHARDS
+    assert in_workers.compact() == in_threads.compact()
+    assert in_workers.tensor_count == len(TENSORS) == 192
+    assert requests_in_workers == requests_in_threads
+
+
+def test_below_the_threshold_the_threads_parse(hub, fresh_workers):
+    hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
+    settings = fast_settings(hub.endpoint, processes=2, processes_from_shards=SHARDS + 1)
+    HubReader(settings).snapshot("org/moe")
+    assert parsing._workers is None
+
+
+def test_a_bad_header_is_the_same_line_from_a_worker(hub, fresh_workers):
+    raw = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 9]}}).encode()
+    hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
+    hub.add_fault(Fault("model-00005-of-00012.safetensors", body=struct.pack("<Q", len(raw)) + raw))
+    lines = []
+    for processes in (0, 2):
+        with pytest.raises(SourceError) as caught:
+            read(hub, "org/moe", processes)
+        lines.append(caught.value.line())
+    assert lines[0] == lines[1]
+    assert "model-00005-of-00012.safetensors" in lines[0]
+    assert "tensor 'a': F32 [2] needs 8 bytes, offsets give 9" in lines[0]
+    assert parsing._workers is not None and parsing._workers.answered >= 1
+
+
+def test_killed_workers_leave_their_headers_to_the_threads(hub, fresh_workers):
+    hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
+    expected, _ = read(hub, "org/moe", processes=0)
+    workers = parsing._shared_workers(2)
+    assert workers is not None
+    for worker in workers.all:
+        worker.process.kill()
+        worker.process.wait()
+    snapshot, _ = read(hub, "org/moe", processes=2)
+    assert snapshot.compact() == expected.compact()
+    assert workers.alive == 0 and workers.answered == 0
+
+
+def test_a_worker_ignores_ctrl_c(hub, fresh_workers):
+    hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
+    read(hub, "org/moe", processes=1)  # started and answering
+    (worker,) = parsing._workers.all
+    os.kill(worker.process.pid, signal.SIGINT)
+    snapshot, _ = read(hub, "org/moe", processes=1)
+    assert worker.process.poll() is None  # still running
+    assert parsing._workers.answered == 2 * SHARDS and snapshot.tensor_count == 192
