@@ -11,8 +11,9 @@ import pytest
 
 from hubdiff._source import parsing
 from hubdiff._source.hub import HubReader
+from hubdiff._source.local import load_local
 from hubdiff.errors import SourceError
-from hubdiff.testing import CommitSpec, Fault, RepoSpec
+from hubdiff.testing import CommitSpec, Fault, RepoSpec, write_checkpoint
 
 from .conftest import fast_settings
 
@@ -95,3 +96,26 @@ def test_a_worker_ignores_ctrl_c(hub, fresh_workers):
     snapshot, _ = read(hub, "org/moe", processes=1)
     assert worker.process.poll() is None  # still running
     assert parsing._workers.answered == 2 * SHARDS and snapshot.tensor_count == 192
+
+
+def test_a_folder_reads_alike_with_workers(tmp_path, fresh_workers):
+    write_checkpoint(tmp_path, CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS))
+    in_thread = load_local(str(tmp_path), processes=0)
+    assert parsing._workers is None
+    in_workers = load_local(str(tmp_path), processes=2, processes_from_shards=2)
+    assert parsing._workers is not None and parsing._workers.answered == SHARDS
+    assert in_workers.compact() == in_thread.compact() and in_workers.tensor_count == 192
+
+
+def test_a_bad_header_in_a_folder_is_the_same_line_from_a_worker(tmp_path, fresh_workers):
+    files = write_checkpoint(tmp_path, CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS))
+    shard = "model-00007-of-00012.safetensors"
+    with (tmp_path / shard).open("r+b") as fh:  # same length, same file size: one shape that lies
+        fh.write(files[shard].head.replace(b'"shape":[16,8]', b'"shape":[16,9]', 1))
+    lines = []
+    for processes in (0, 2):
+        with pytest.raises(SourceError) as caught:
+            load_local(str(tmp_path), processes=processes, processes_from_shards=2)
+        lines.append(caught.value.line())
+    assert lines[0] == lines[1] and shard in lines[0], lines
+    assert "BF16 [16, 9] needs 288 bytes, offsets give 256" in lines[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from ..patterns import ShardGroups
 from ..snapshot import Snapshot
 from .build import HeaderHint, read_model
 from .header import HeaderProblem, header_length
-from .parsing import parse_and_keep
+from .parsing import MANY_SHARDS, HeaderParser
 
 
 def _listing(root: Path) -> dict[str, int]:
@@ -30,14 +31,19 @@ class _Folder:
     root: Path
     where: str
     sizes: dict[str, int | None]
+    processes: int | None = None
+    processes_from_shards: int = MANY_SHARDS
 
     def read(self, path: str, limit: int) -> bytes:
         with (self.root / path).open("rb") as fh:
             return fh.read(limit + 1)
 
     def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
-        out = {}
-        for shard in sorted(hints):
+        shards = sorted(hints)
+        parser = HeaderParser(len(shards), self.processes, self.processes_from_shards)
+        parser.start()
+
+        def one(shard: str) -> ShardGroups:
             try:
                 with reading(self.where, None, shard):
                     with (self.root / shard).open("rb") as fh:
@@ -47,19 +53,26 @@ class _Folder:
                     # A header-only skeleton (no data section at all) describes a layout without the
                     # weights; its offsets cannot be checked against data that is not there.
                     skeleton = size == 8 + length
-                    out[shard] = parse_and_keep(raw, shard, None if skeleton else size, hints[shard].prefix)
+                    return parser.parse(raw, shard, None if skeleton else size, hints[shard].prefix)
             except HeaderProblem as exc:
                 raise SourceError(self.where, None, shard, str(exc)) from None
-        return out
+
+        if parser.callers == 1:
+            return {shard: one(shard) for shard in shards}
+        with ThreadPoolExecutor(max_workers=parser.callers) as pool:  # each waits on its worker
+            return dict(zip(shards, pool.map(one, shards)))
 
 
-def load_local(folder: str, headers: bool = True) -> Snapshot:
+def load_local(
+    folder: str, headers: bool = True, processes: int | None = None, processes_from_shards: int = MANY_SHARDS
+) -> Snapshot:
+    """``processes`` and ``processes_from_shards`` as in HubSettings: header workers for many shards."""
     root = Path(folder)
     if not root.is_dir():
         raise SourceError(str(folder), None, None, "no such folder")
     sizes: dict[str, int | None] = dict(_listing(root))
     return read_model(
-        _Folder(root, str(folder), sizes),
+        _Folder(root, str(folder), sizes, processes, processes_from_shards),
         source=str(folder),
         revision="local",
         error_revision=None,

@@ -33,6 +33,7 @@ from ..patterns import ShardGroups
 from .header import HeaderProblem, ParsedHeader, parse_header
 
 MAX_PROCESSES = 4  # past four, the reading threads are the limit
+MANY_SHARDS = 24  # from this many shards on, workers parse (HubSettings.processes_from_shards)
 _LENGTH = struct.Struct("<Q")
 
 
@@ -180,10 +181,15 @@ def _shared_workers(count: int) -> _Workers | None:
 class HeaderParser:
     """Where the headers of one read are parsed: in the calling thread, or by the shared workers."""
 
-    def __init__(self, shards: int, processes: int | None, from_shards: int) -> None:
+    def __init__(self, shards: int, processes: int | None = None, from_shards: int = MANY_SHARDS) -> None:
         self.processes = default_processes() if processes is None else processes
         self.wanted = shards >= from_shards and self.processes > 0
         self._workers: _Workers | None = None
+
+    @property
+    def callers(self) -> int:
+        """How many threads should call ``parse`` at once to keep every worker busy (1: no workers)."""
+        return self.processes if self.wanted else 1
 
     def start(self) -> None:
         """Start the workers (if this read wants them) so that they import while the index is read."""

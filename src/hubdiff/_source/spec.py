@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError, reading
 from ..snapshot import Snapshot
 from .cache import SnapshotCache
+from .parsing import MANY_SHARDS
 
 if TYPE_CHECKING:
     from .._metrics import Metrics, MetricsOptions
@@ -33,7 +34,7 @@ class HubSettings:
     progress: bool = False
     # processes that parse headers once a repo has this many shards (see parsing); None: one per core
     processes: int | None = None
-    processes_from_shards: int = 24
+    processes_from_shards: int = MANY_SHARDS
 
     @classmethod
     def from_env(
@@ -92,7 +93,8 @@ class Sources:
             if spec.kind == "local":
                 from .local import load_local
 
-                return load_local(spec.target, headers=headers)
+                settings = self.settings
+                return load_local(spec.target, headers, settings.processes, settings.processes_from_shards)
             if headers and not self.offline:
                 cached = self._unchanged(spec)
                 if cached is not None:
