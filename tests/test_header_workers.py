@@ -6,10 +6,13 @@ import json
 import os
 import signal
 import struct
+import sys
+import time
 
 import pytest
 
 from hubdiff._source import parsing
+from hubdiff._source.build import each_in_threads
 from hubdiff._source.hub import HubReader
 from hubdiff._source.local import load_local
 from hubdiff.errors import SourceError
@@ -30,6 +33,7 @@ SHARDS = 12
 def fresh_workers(monkeypatch):
     """Workers of this test's own, so that killing them leaves the session's as they were."""
     monkeypatch.setattr(parsing, "_workers", None)
+    monkeypatch.setattr(parsing, "_unavailable", False)
     yield
     if parsing._workers is not None:
         parsing._workers.stop()
@@ -88,6 +92,54 @@ def test_killed_workers_leave_their_headers_to_the_threads(hub, fresh_workers):
     assert workers.alive == 0 and workers.answered == 0
 
 
+def test_a_worker_that_dies_on_a_header_leaves_it_to_the_caller_not_to_the_next(hub, fresh_workers):
+    hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
+    expected, _ = read(hub, "org/moe", processes=0)
+    workers = parsing._shared_workers(2)
+    first = workers.all[0]  # the first in line: the first header goes to it
+    first.process.kill()
+    first.process.wait()
+    snapshot, _ = read(hub, "org/moe", processes=2)
+    assert snapshot.compact() == expected.compact()
+    assert workers.alive == 1 and workers.answered == SHARDS - 1
+
+
+def test_no_interpreter_to_start_means_no_workers_and_the_same_snapshot(hub, fresh_workers, monkeypatch):
+    hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
+    expected, _ = read(hub, "org/moe", processes=0)
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    snapshot, _ = read(hub, "org/moe", processes=2)
+    assert parsing._workers is None and parsing._unavailable
+    assert snapshot.compact() == expected.compact()
+
+
+def test_ctrl_c_while_waiting_for_an_answer_stops_that_worker_and_nothing_hangs(monkeypatch, fresh_workers):
+    workers = parsing._shared_workers(1)
+
+    def interrupted(stream):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parsing, "_receive", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        workers.parse(b"{}", "model.safetensors", None, "")
+    assert workers.alive == 0 and workers.all[0].process.returncode is not None
+    assert workers.parse(b"{}", "model.safetensors", None, "") is None  # at once: no worker is left
+
+
+def test_a_forked_child_never_uses_its_parents_workers(fresh_workers):
+    parents = parsing._shared_workers(1)
+    pid = os.fork()
+    if pid == 0:  # the child: its own workers, or none, never the parent's pipes
+        try:
+            mine = parsing._shared_workers(1)
+            os._exit(0 if mine is not None and mine is not parents else 1)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert parsing._workers is parents and parents.alive == 1
+
+
 def test_a_worker_ignores_ctrl_c(hub, fresh_workers):
     hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
     read(hub, "org/moe", processes=1)  # started and answering
@@ -119,3 +171,20 @@ def test_a_bad_header_in_a_folder_is_the_same_line_from_a_worker(tmp_path, fresh
         lines.append(caught.value.line())
     assert lines[0] == lines[1] and shard in lines[0], lines
     assert "BF16 [16, 9] needs 288 bytes, offsets give 256" in lines[0]
+
+
+def test_the_first_failure_stops_the_reads_not_yet_started():
+    started = []
+
+    def call(item: str) -> str:
+        started.append(item)
+        if item == "003":
+            raise ValueError("bad shard 003")
+        time.sleep(0.01)
+        return item.upper()
+
+    items = [f"{i:03}" for i in range(100)]
+    with pytest.raises(ValueError, match="bad shard 003"):
+        each_in_threads(call, items, threads=2)
+    assert "003" in started and len(started) < 20
+    assert each_in_threads(str.upper, ["a", "b", "c"], threads=2) == {"a": "A", "b": "B", "c": "C"}

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
@@ -45,7 +45,7 @@ from .._gc import gc_paused
 from ..errors import SourceError, reading
 from ..patterns import ShardGroups
 from ..snapshot import Snapshot
-from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, read_model
+from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, each_in_threads, read_model
 from .cache import SnapshotCache
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
@@ -475,25 +475,17 @@ class HubReader:
             per_entry = hints[shards[0]].per_entry(first.size)
             shards = shards[1:]
 
-        def one(shard: str) -> None:
+        def one(shard: str) -> ShardGroups:
             hint = hints[shard]
             parsed = self._header(repo, sha, shard, hint.estimate(per_entry), parser, hint.prefix)
-            with lock:
-                out[shard] = parsed
-                if bar is not None:
+            if bar is not None:
+                with lock:
                     bar.update(1)
+            return parsed
 
-        pool = ThreadPoolExecutor(max_workers=max(1, min(self.settings.workers, len(shards))))
         try:
-            futures = [pool.submit(one, shard) for shard in shards]
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            for future in futures:
-                if future in done and future.exception() is not None:
-                    for other in futures:
-                        other.cancel()
-                    raise future.exception()  # type: ignore[misc]
+            out.update(each_in_threads(one, shards, self.settings.workers))
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
             if bar is not None:
                 bar.close()
         return out

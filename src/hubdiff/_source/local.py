@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import SourceError, reading
 from ..patterns import ShardGroups
 from ..snapshot import Snapshot
-from .build import HeaderHint, read_model
+from .build import HeaderHint, each_in_threads, read_model
 from .header import HeaderProblem, header_length
 from .parsing import MANY_SHARDS, HeaderParser
 
@@ -57,10 +56,7 @@ class _Folder:
             except HeaderProblem as exc:
                 raise SourceError(self.where, None, shard, str(exc)) from None
 
-        if parser.callers == 1:
-            return {shard: one(shard) for shard in shards}
-        with ThreadPoolExecutor(max_workers=parser.callers) as pool:  # each waits on its worker
-            return dict(zip(shards, pool.map(one, shards)))
+        return each_in_threads(one, shards, parser.callers)  # each thread waits on its worker
 
 
 def load_local(

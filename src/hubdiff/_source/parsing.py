@@ -19,6 +19,7 @@ are started once per process and shared by every read after.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pickle
 import queue
@@ -96,42 +97,60 @@ def serve() -> None:
         _send(answers, data)
 
 
+# The worker imports exactly what this process would: its sys.path, given whole, in isolated mode (no
+# current directory, no PYTHON* variables), so a folder it runs in can never supply a module.
+_SERVE = "import sys; sys.path[:] = sys.argv[1:]; from hubdiff._source.parsing import serve; serve()"
+
+
 class _Worker:
     def __init__(self) -> None:
-        package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        path = os.environ.get("PYTHONPATH")
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from hubdiff._source.parsing import serve; serve()"],
+            [sys.executable, "-I", "-c", _SERVE, *sys.path],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")},
         )
 
     def call(self, request: bytes) -> tuple[str, Any] | None:
-        """The worker's answer, or None if it is gone."""
+        """The worker's answer, or None if it is gone or stopped answering (then it is stopped too)."""
         assert self.process.stdin is not None and self.process.stdout is not None
         try:
             _send(self.process.stdin, request)
             answer = _receive(self.process.stdout)
-            return pickle.loads(answer) if answer is not None else None
-        except Exception:  # gone, or not speaking this protocol: its header is parsed here
-            return None
+            if answer is not None:
+                return pickle.loads(answer)
+        except Exception:  # gone, or not speaking this protocol
+            pass
+        except BaseException:  # Ctrl-C mid-answer: the pipe is out of step, the worker unusable
+            self.stop()
+            raise
+        self.stop()
+        return None
 
     def stop(self) -> None:
+        process = self.process
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
         try:
-            if self.process.stdin is not None:
-                self.process.stdin.close()
-            self.process.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            self.process.kill()
+            process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 class _Workers:
     """The process's workers, each serving one caller at a time."""
 
     def __init__(self, count: int) -> None:
-        self.all = [_Worker() for _ in range(count)]
+        self.all: list[_Worker] = []
+        try:
+            for _ in range(count):
+                self.all.append(_Worker())
+        except BaseException:  # no process to be had (a pids limit, no sys.executable): none at all
+            self.stop()
+            raise
         self.alive = count
         self.answered = 0  # headers the workers answered for (parsed, or refused with the reason)
         self.idle: queue.Queue[_Worker | None] = queue.Queue()  # None: no worker is left
@@ -140,26 +159,31 @@ class _Workers:
         atexit.register(self.stop)
 
     def parse(self, raw: bytes, file: str, file_size: int | None, prefix: str) -> ShardGroups | None:
-        """Parsed by a worker, or None when no worker is left to do it."""
+        """Parsed by a worker; None when none is left, or when the one asked died on this header (it
+        is not handed to the next: a header that kills a worker would kill them all)."""
         request = pickle.dumps((raw, file, file_size, prefix), protocol=pickle.HIGHEST_PROTOCOL)
-        while (worker := self.idle.get()) is not None:
+        worker = self.idle.get()
+        if worker is None:
+            self.idle.put(None)  # for the next caller
+            return None
+        try:
             answer = worker.call(request)
-            if answer is None:  # it died (out of memory, killed): never asked again
-                worker.stop()
+        finally:
+            if worker.process.returncode is None:
+                self.idle.put(worker)
+            else:  # stopped: never asked again
                 with _lock:
                     self.alive -= 1
                     if not self.alive:
                         self.idle.put(None)
-                continue
-            self.idle.put(worker)
-            with _lock:
-                self.answered += 1
-            kind, value = answer
-            if kind == "raise":
-                raise value
-            return value
-        self.idle.put(None)  # for the next caller
-        return None
+        if answer is None:
+            return None
+        with _lock:
+            self.answered += 1
+        kind, value = answer
+        if kind == "raise":
+            raise value
+        return value
 
     def stop(self) -> None:
         for worker in self.all:
@@ -167,15 +191,41 @@ class _Workers:
 
 
 _workers: _Workers | None = None
+_unavailable = False  # starting workers failed once: not tried again by this process
 _lock = threading.Lock()
 
 
 def _shared_workers(count: int) -> _Workers | None:
-    global _workers
+    global _workers, _unavailable
     with _lock:
-        if _workers is None and count > 0 and sys.executable:
-            _workers = _Workers(count)
+        if _workers is None and count > 0 and not _unavailable:
+            if not sys.executable or getattr(sys, "frozen", False):  # no interpreter to start
+                _unavailable = True
+                return None
+            try:
+                _workers = _Workers(count)
+            except OSError:
+                _unavailable = True
         return _workers
+
+
+def _forget_after_fork() -> None:
+    """In a forked child the workers are still the parent's: its copies of their pipes are closed and
+    never used (two processes on one pipe would read each other's answers); it starts its own."""
+    global _workers, _lock
+    _lock = threading.Lock()
+    if _workers is not None:
+        atexit.unregister(_workers.stop)
+        for worker in _workers.all:
+            for pipe in (worker.process.stdin, worker.process.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+        _workers = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 class HeaderParser:
@@ -192,7 +242,8 @@ class HeaderParser:
         return self.processes if self.wanted else 1
 
     def start(self) -> None:
-        """Start the workers (if this read wants them) so that they import while the index is read."""
+        """Start the workers if this read wants them and none are running. The first read to start
+        them sets their number for the process; a later read shares them, whatever it asks for."""
         if self.wanted:
             self._workers = _shared_workers(self.processes)
 
