@@ -183,10 +183,11 @@ def main() -> None:
         ]
         for what, value, limit in goals:
             print(f"goal {what}: {value:.3f} -> {'met' if value <= limit else 'NOT met'}")
-        floor = by[FLOOR]["seconds"]
+        warm_floor = by[FLOOR]["seconds"]
         print(
-            f"floor of any warm run (interpreter, stdlib HTTP client, one request): {floor:.3f} s"
-            f" = {floor / cold['seconds']:.1%} of cold metrics, {floor / check_cold['seconds']:.1%} of cold check"
+            f"floor of any warm run (interpreter, stdlib HTTP client, one request): {warm_floor:.3f} s"
+            f" = {warm_floor / cold['seconds']:.1%} of cold metrics,"
+            f" {warm_floor / check_cold['seconds']:.1%} of cold check"
         )
         over = cold["requests"] - 160
         print(f"requests: hubdiff cold {cold['requests']:.0f} = shards + {over:.0f} (goal <= shards + 4)")
