@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import json
 import random
+from itertools import product
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from hubdiff._compare.tensor_diff import _diff_by_name, diff_tensors
+from hubdiff._compare import tensor_diff
+from hubdiff._compare.tensor_diff import _diff_by_name, _minus, diff_tensors
 from hubdiff._metrics.components import _is_scale, classify, count_parameters, count_patterns
 from hubdiff._metrics.config import ArchConfig
 from hubdiff._metrics.estimate import synthesize
 from hubdiff._metrics.layers import layer_census
-from hubdiff.patterns import compress
+from hubdiff.patterns import compress, patterns_of
 from hubdiff.snapshot import Snapshot, Tensor
 from hubdiff.testing import load_census
 from hubdiff.testing.example import example_dir
@@ -128,6 +132,50 @@ def test_diff_per_pattern_equals_diff_per_name_on_random_edits(name):
             new.append((n, d, s))
     assert_same_diff(old, new)  # removals and reshapes only: the group path
     assert_same_diff(new, old)  # additions and reshapes only
+
+
+index_tuples = st.sets(
+    st.tuples(st.integers(0, 5), st.integers(0, 7), st.integers(0, 3)), min_size=1, max_size=120
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(index_tuples, index_tuples)
+def test_differences_of_products_equal_differences_of_their_tuples(a, b):
+    """What ``_minus`` works out on products (never writing out a grid) is the tuples' own difference."""
+    key = ("model.layers.", ".experts.", ".w.", ".weight"), "BF16", (4, 4)
+    pa = patterns_of({key: a})
+    pb = patterns_of({key: b})
+    assert _minus(pa, pb) == a - b and _minus(pb, pa) == b - a
+    assert _minus(pa, pa) == set()
+
+
+def test_past_max_boxes_the_tuples_are_compared_with_the_same_result(monkeypatch):
+    rng = random.Random(7)
+    a = {(rng.randrange(6), rng.randrange(8), rng.randrange(4)) for _ in range(100)}
+    b = {(rng.randrange(6), rng.randrange(8), rng.randrange(4)) for _ in range(100)}
+    key = ("model.layers.", ".experts.", ".w.", ".weight"), "BF16", (4, 4)
+    pa, pb = patterns_of({key: a}), patterns_of({key: b})
+    asked = []
+    monkeypatch.setattr(tensor_diff, "MAX_BOXES", 0)
+    monkeypatch.setattr(
+        tensor_diff, "_tuples", lambda ps: asked.append(ps) or tensor_diff.__dict__["_all"](ps)
+    )
+    monkeypatch.setitem(
+        tensor_diff.__dict__, "_all", lambda ps: {t for p in ps for t in product(*p.index_sets)}
+    )
+    assert _minus(pa, pb) == a - b and asked
+
+
+def test_a_removed_expert_is_worked_out_without_writing_out_the_grid(monkeypatch):
+    full = {(layer, e) for layer in range(65) for e in range(1024)}
+    edited = full - {(layer, 7) for layer in range(0, 65, 5)}
+    key = ("model.layers.", ".mlp.experts.", ".up_proj.weight"), "BF16", (2048, 7168)
+    (grid,) = patterns_of({key: full})
+    edited_patterns = patterns_of({key: edited})
+    monkeypatch.setattr(tensor_diff, "_tuples", None)  # the fallback would fail if it were taken
+    assert _minus([grid], edited_patterns) == {(layer, 7) for layer in range(0, 65, 5)}
+    assert _minus(edited_patterns, [grid]) == set()
 
 
 # -- the stored forms ------------------------------------------------------------------------
