@@ -5,15 +5,16 @@ held at once. Where that work runs matters for the largest checkpoints: reading 
 200,000-tensor repo over a fast link is bound by one core, because the reading threads share the
 interpreter's lock and parsing and grouping the headers is most of what they do. From
 ``HubSettings.processes_from_shards`` shards on, it goes to worker processes (one per core, at most
-four) while the threads keep reading. Below that, starting them (~0.2 s of imports, in the
-background) would cost more than it saves, and the calling thread parses.
+four) while the threads keep reading. Below that, starting them (~0.1 s of imports each) would cost
+more than it saves, and the calling thread parses. They start once the index has been let go, so their
+memory never adds to the index parse's peak, and are then shared by every read of the process.
 
 The workers are plain subprocesses running ``serve``, not a multiprocessing pool: its workers import
 the caller's ``__main__`` again (a script without a main guard would run twice), and forking a process
-whose threads may hold locks is unsafe. Each takes one header at a time over its stdin and answers
-over its stdout (a length, then a pickle: the two ends are this module). A worker that dies is
-dropped and its header parsed in the caller; workers ignore Ctrl-C, end when their input closes, and
-are started once per process and shared by every read after.
+whose threads may hold locks is unsafe. A worker runs in isolated mode with this process's
+``sys.path``, takes one header at a time over its stdin and answers over its stdout (a length, then a
+pickle: both ends are this module). A worker that dies is dropped and its header parsed in the
+caller; workers ignore Ctrl-C and end when their input closes; a forked child never uses its parent's.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import threading
 from typing import IO, Any
 
 from ..patterns import ShardGroups
-from .header import HeaderProblem, ParsedHeader, parse_header
+from .header import ParsedHeader, parse_header
 
 MAX_PROCESSES = 4  # past four, the reading threads are the limit
 MANY_SHARDS = 24  # from this many shards on, workers parse (HubSettings.processes_from_shards)
@@ -256,4 +257,4 @@ class HeaderParser:
         return parse_and_keep(raw, file, file_size, prefix)
 
 
-__all__ = ["HeaderParser", "HeaderProblem", "kept", "parse_and_keep", "serve"]
+__all__ = ["HeaderParser", "kept", "parse_and_keep", "serve"]
