@@ -37,6 +37,9 @@ EXPECTED_UNVERIFIED = {
     "lfm2.5-vl-1.6b": "conv",  # LFM2's short-convolution layers
     "minicpm-v-2_6": "image_size",  # remote code: the vision side is not in a vision_config
     "minicpm3-4b": "dim_model_base",  # remote code, muP scaling keys
+    "minicpm4-8b": "dim_model_base",  # the same remote code and muP keys as MiniCPM3
+    "mamba-codestral-7b-v0.1": "rms_norm",  # Mamba-2's norm switch (transformers always builds the norm)
+    "kimi-k3": "latent_moe_use_norm",  # Kimi Linear text model with a latent MoE and attention residuals
     "minimax-m1-80k": "shared_moe_mode",  # MiniMax's shared-expert switches
     "minimax-m2.5": "num_mtp_modules",  # MTP modules whose presence in the checkpoint the config does not fix
     "molmo-7b-d-0924": "embedding_size",  # remote code: padded embedding and its own norm type

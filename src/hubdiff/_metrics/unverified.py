@@ -115,6 +115,7 @@ _IRRELEVANT = frozenset(
         "use_grouped_topk",
         "qk_head_dim",  # qk_nope_head_dim + qk_rope_head_dim, both read
         "norm_head",  # the head's rows normalised at run time: no parameter more
+        "norm_before_gate",  # Mamba-2's gated norm: the order of two operations, no shape
         "intermediate_size",  # the dense MLP's width; sizes nothing in a model without dense layers
         # generic PretrainedConfig fields that a to_dict() dump writes into every config
         "chunk_size_feed_forward",
