@@ -466,9 +466,10 @@ class HubReader:
         lock = threading.Lock()
         per_entry = FIRST_GUESS_PER_ENTRY
         if len(shards) > 1 and hints[shards[0]].entries:
-            # one header first: what its entries take besides their names sizes every other range
-            hint = hints[shards[0]]
-            first = self._header(repo, sha, shards[0], hint.estimate(per_entry), parser, hint.prefix)
+            # one header first: what its entries take besides their names sizes every other range;
+            # parsed here, not by a worker still starting, since every other read waits for it
+            hint, here = hints[shards[0]], HeaderParser(shards=0)
+            first = self._header(repo, sha, shards[0], hint.estimate(per_entry), here, hint.prefix)
             out[shards[0]] = first
             if bar is not None:
                 bar.update(1)
