@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
 
 from hubdiff._source import parsing
 from hubdiff._source.build import each_in_threads
@@ -18,7 +19,9 @@ from hubdiff._source.local import load_local
 from hubdiff.errors import SourceError
 from hubdiff.testing import CommitSpec, Fault, RepoSpec, write_checkpoint
 
+from ._fuzzdata import header_files
 from .conftest import fast_settings
+from .test_fuzz import FUZZ
 
 TENSORS = [
     (f"model.layers.{layer}.mlp.experts.{e}.{w}.weight", "BF16", (16, 8))
@@ -189,3 +192,25 @@ def test_the_first_failure_stops_the_reads_not_yet_started():
         each_in_threads(call, items, threads=2)
     assert "003" in started and len(started) < 20
     assert each_in_threads(str.upper, ["a", "b", "c"], threads=2) == {"a": "A", "b": "B", "c": "C"}
+
+
+@settings(max_examples=150, **FUZZ)
+@given(header_files())
+def test_hostile_headers_read_alike_in_a_worker(blob):
+    """Every answer a worker can give (groups, unknown dtypes, any refusal) comes back as it would be
+    made here: the pickled round trip changes nothing."""
+    if len(blob) < 8:
+        return
+    (length,) = struct.unpack("<Q", blob[:8])
+    raw, size = blob[8 : 8 + length], len(blob)
+    workers = parsing._shared_workers(1)
+    assert workers is not None and workers.alive >= 1
+    try:
+        here: object = parsing.parse_and_keep(raw, "model.safetensors", size)
+    except Exception as exc:
+        here = (type(exc), str(exc))
+    try:
+        there: object = workers.parse(raw, "model.safetensors", size, "")
+    except Exception as exc:
+        there = (type(exc), str(exc))
+    assert there == here
