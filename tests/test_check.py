@@ -279,3 +279,26 @@ def test_check_of_a_repo_that_is_gone_says_so_and_exits_3(hub, tmp_path):
     assert (
         "org/deleted@main: vanished: repository not found (deleted, renamed, or made private" in result.stdout
     )
+
+
+def test_repos_are_checked_side_by_side_and_reported_in_baseline_order(hub, tmp_path):
+    from hubdiff._source import HubSettings, Sources
+    from hubdiff._source.cache import SnapshotCache
+    from hubdiff.jobs import run_check
+    from hubdiff.testing import Fault
+
+    tensors = [(f"model.layers.{i}.mlp.up_proj.weight", "BF16", (8, 8)) for i in range(2)]
+    cfg = b'{"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}'
+    for repo in ("org/a", "org/b"):
+        hub.add(RepoSpec(repo, [CommitSpec({"config.json": cfg}, tensors)]))
+        init = hubdiff("baseline", "init", repo, "--family", "fam", endpoint=hub.endpoint, cwd=tmp_path)
+        assert init.returncode == 0, init.stderr
+    hub.clear()
+    hub.add_fault(Fault("/api/models/org/a/revision/", delay_s=1.0, times=1))  # org/a's first answer is slow
+    sources = Sources(HubSettings(endpoint=hub.endpoint, retries=0), SnapshotCache(tmp_path / "c"))
+    report = run_check([tmp_path / "baselines" / "fam.yaml"], sources)
+    assert [r.title for r in report.results] == ["org/a@main", "org/b@main"]
+    assert all(r.status == "ok" for r in report.results)
+    order = [e.path for e in hub.log]  # each request is logged when its answer has gone out
+    first_a = next(i for i, p in enumerate(order) if "/org/a/revision/" in p)
+    assert any("org/b" in p for p in order[:first_a])  # org/b was read while org/a waited

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 
 from hubdiff._source import parsing
-from hubdiff._source.build import each_in_threads
 from hubdiff._source.hub import HubReader
 from hubdiff._source.local import load_local
+from hubdiff._threads import each_in_threads
 from hubdiff.errors import SourceError
 from hubdiff.testing import CommitSpec, Fault, RepoSpec, write_checkpoint
 

@@ -18,6 +18,7 @@ from ._compare.release import Variant, closest_sibling, variant_of
 from ._metrics import Metrics, MetricsOptions
 from ._metrics.kv import kv_report
 from ._source import Sources, SourceSpec, parse_source
+from ._threads import each_in_threads
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError, internal_error, reading
 from .snapshot import Snapshot
 
@@ -262,10 +263,13 @@ def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, ti
     )
 
 
+# Repos checked side by side: each mostly waits on the Hub (one request when unchanged), and four at
+# once bound the memory of cold reads of the largest checkpoints.
+PARALLEL_REPOS = 4
+
+
 def run_check(paths: list[Path], sources: Sources) -> Report:
     baselines = [load_baseline(p) for p in paths]  # every file is validated before anything is fetched
-    results = []
-    for baseline in baselines:
-        for repo in baseline.repos:
-            results.append(check_repo(baseline, repo, sources)[0])
-    return Report("check", tuple(results))
+    pairs = [(baseline, repo) for baseline in baselines for repo in baseline.repos]
+    checked = each_in_threads(lambda i: check_repo(*pairs[i], sources)[0], range(len(pairs)), PARALLEL_REPOS)
+    return Report("check", tuple(checked[i] for i in range(len(pairs))))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +56,10 @@ VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config")
 BLOCK_PARTS = ("attn_config", "ffn_config")
 
 _TRANSFORMERS: Any = False  # not tried yet; None when it cannot be imported
+# transformers is imported, and its configuration classes used, by one thread at a time: its lazy
+# modules are not safe to import from two threads at once, and hiding torch and silencing warnings
+# change process-wide state (repos checked side by side read their configs at the same time)
+_TRANSFORMERS_LOCK = threading.RLock()
 
 
 def _transformers() -> Any:
@@ -65,29 +70,35 @@ def _transformers() -> Any:
     either, torch is hidden while transformers is imported: ``find_spec`` then reports it absent.
     """
     global _TRANSFORMERS
-    if _TRANSFORMERS is False:
-        saved = os.environ.get("TRANSFORMERS_VERBOSITY")
-        os.environ["TRANSFORMERS_VERBOSITY"] = "error"
-        hide_torch = "torch" not in sys.modules and "transformers" not in sys.modules
-        if hide_torch:
-            sys.modules["torch"] = None  # type: ignore[assignment]  # import machinery: "not installed"
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                import transformers
-                from transformers import CONFIG_MAPPING  # noqa: F401  (the lazy mapping itself)
-
-            _TRANSFORMERS = transformers
-        except Exception:  # not installed, or broken: hubdiff's own readers take over
-            _TRANSFORMERS = None
-        finally:
-            if hide_torch and sys.modules.get("torch", 0) is None:
-                del sys.modules["torch"]
-            if saved is None:
-                os.environ.pop("TRANSFORMERS_VERBOSITY", None)
-            else:
-                os.environ["TRANSFORMERS_VERBOSITY"] = saved
+    with _TRANSFORMERS_LOCK:
+        if _TRANSFORMERS is False:
+            _import_transformers()
     return _TRANSFORMERS
+
+
+def _import_transformers() -> None:
+    global _TRANSFORMERS
+    saved = os.environ.get("TRANSFORMERS_VERBOSITY")
+    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    hide_torch = "torch" not in sys.modules and "transformers" not in sys.modules
+    if hide_torch:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # import machinery: "not installed"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import transformers
+            from transformers import CONFIG_MAPPING  # noqa: F401  (the lazy mapping itself)
+
+        _TRANSFORMERS = transformers
+    except Exception:  # not installed, or broken: hubdiff's own readers take over
+        _TRANSFORMERS = None
+    finally:
+        if hide_torch and sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+        if saved is None:
+            os.environ.pop("TRANSFORMERS_VERBOSITY", None)
+        else:
+            os.environ["TRANSFORMERS_VERBOSITY"] = saved
 
 
 def _plain(value: Any) -> Any:
@@ -164,21 +175,22 @@ def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
     if transformers is None:
         return "transformers not installed: read from config keys"
     version = f"transformers {transformers.__version__}"
-    mapping = transformers.CONFIG_MAPPING
-    if model_type not in mapping:
-        return f"model_type {model_type} unknown to {version}: read from config keys"
-    cls = mapping[model_type]
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            config = cls.from_dict({k: v for k, v in raw.items() if k != "auto_map"})
-            text = config.get_text_config()
-            vision = getattr(config, "vision_config", None)
-    except Exception as exc:  # hostile or newer-than-installed input: the class's validation said no
-        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
-        return f"{cls.__name__} of {version} rejected the config ({reason}): read from config keys"
-    text_dict = _export(text)
-    vision_dict = _export(vision) if vision is not None and not isinstance(vision, dict) else None
+    with _TRANSFORMERS_LOCK:
+        mapping = transformers.CONFIG_MAPPING
+        if model_type not in mapping:
+            return f"model_type {model_type} unknown to {version}: read from config keys"
+        cls = mapping[model_type]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                config = cls.from_dict({k: v for k, v in raw.items() if k != "auto_map"})
+                text = config.get_text_config()
+                vision = getattr(config, "vision_config", None)
+        except Exception as exc:  # hostile or newer-than-installed input: the class's validation said no
+            reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+            return f"{cls.__name__} of {version} rejected the config ({reason}): read from config keys"
+        text_dict = _export(text)
+        vision_dict = _export(vision) if vision is not None and not isinstance(vision, dict) else None
     return text_dict, vision_dict, f"config read with {version} {type(text).__name__}"
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import groupby
 from operator import itemgetter
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from ..errors import SourceError, reading
 from ..patterns import Grouping, ShardGroups
@@ -29,8 +28,6 @@ from .layout import (
     parse_index,
     parse_json_object,
 )
-
-T = TypeVar("T")
 
 # The smallest header entry a tensor can have besides its quoted name: ':{"dtype":"U8","shape":[],
 # "data_offsets":[0,0]},' -- so the sum over the index's names is a lower bound of the header.
@@ -112,24 +109,6 @@ class ModelFiles(Protocol):
     def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
         """Each shard's header, parsed and kept as it arrives (``parsing.kept``); ``hints`` says what
         the index tells of each header's size, and the prefix of its names."""
-
-
-def each_in_threads(call: Callable[[str], T], items: list[str], threads: int) -> dict[str, T]:
-    """``call`` of every item from up to ``threads`` threads. The first failure (in the items' order,
-    among those done) is raised once the calls under way have ended; the rest are never started."""
-    if threads <= 1 or len(items) <= 1:
-        return {item: call(item) for item in items}
-    pool = ThreadPoolExecutor(max_workers=min(threads, len(items)))
-    try:
-        futures = [pool.submit(call, item) for item in items]
-        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-        for future in futures:
-            if future in done and future.exception() is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
-                raise future.exception()  # type: ignore[misc]
-        return {item: future.result() for item, future in zip(items, futures)}
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)  # Ctrl-C: only the calls under way finish
 
 
 def config_file_of(listing: set[str], layout: WeightLayout) -> str:

@@ -42,10 +42,11 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 
 from .. import __version__
 from .._gc import gc_paused
+from .._threads import each_in_threads
 from ..errors import SourceError, reading
 from ..patterns import ShardGroups
 from ..snapshot import Snapshot
-from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, each_in_threads, read_model
+from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, read_model
 from .cache import SnapshotCache
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json

@@ -6,10 +6,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._threads import each_in_threads
 from ..errors import SourceError, reading
 from ..patterns import ShardGroups
 from ..snapshot import Snapshot
-from .build import HeaderHint, each_in_threads, read_model
+from .build import HeaderHint, read_model
 from .header import HeaderProblem, header_length
 from .parsing import MANY_SHARDS, HeaderParser
 
