@@ -193,3 +193,20 @@ def test_figures_compare_like_deepdiff_with_numeric_types_ignored():
         for level in levels
     }
     assert [d.name for d in diff_figures(old, new)] == sorted(expected) == ["b", "came", "d", "gone"]
+
+
+def test_the_two_sides_are_read_side_by_side_and_stay_in_order(hub, tmp_path):
+    from hubdiff.testing import CommitSpec, Fault, RepoSpec
+
+    tensors = [(f"model.layers.{i}.mlp.up_proj.weight", "BF16", (8, 8)) for i in range(2)]
+    cfg = b'{"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}'
+    hub.add(RepoSpec("org/old", [CommitSpec({"config.json": cfg}, tensors)]))
+    hub.add(RepoSpec("org/new", [CommitSpec({"config.json": cfg}, tensors[:1])]))
+    hub.add_fault(Fault("/api/models/org/old/revision/", delay_s=1.0, times=1))  # the old side answers late
+    sources = Sources(HubSettings(endpoint=hub.endpoint, retries=0), SnapshotCache(tmp_path / "c"))
+    report = run_diff("org/old", "org/new", sources, MetricsOptions())
+    assert report.results[0].title == "org/old@main → org/new@main"
+    assert report.results[0].comparison.tensors.removed  # old minus new, not the other way round
+    order = [e.path for e in hub.log]  # each request is logged when its answer has gone out
+    first_old = next(i for i, p in enumerate(order) if "/org/old/revision/" in p)
+    assert any("org/new" in p for p in order[:first_old])  # the new side was read while the old waited

@@ -153,7 +153,8 @@ def _kv_variants(old: Side, new: Side, options: MetricsOptions) -> tuple[KVVaria
 
 def run_diff(old: str, new: str, sources: Sources, options: MetricsOptions) -> Report:
     specs = [parse_source(old), parse_source(new)]
-    sides = [_side(sources, spec, options) for spec in specs]
+    read = each_in_threads(lambda i: _side(sources, specs[i], options), range(2), 2)  # side by side
+    sides = [read[0], read[1]]
     comparison = _compare(sides[0], sides[1])
     title = f"{specs[0]} → {specs[1]}"
     result = RepoResult(
