@@ -231,3 +231,11 @@ def test_a_final_answer_to_the_warm_lookup_is_not_asked_again(hub, cache):
     assert len(hub.log) == 1
     hub.add_fault(Fault("/api/models/Qwen/VL", status=503, times=1))
     assert sources.open(parse_source("Qwen/VL")).sha  # a retryable answer: the ordinary path asks again
+
+
+def test_revisions_remembered_side_by_side_are_all_kept(cache):
+    from hubdiff._threads import each_in_threads
+
+    shas = {f"rev{i}": f"{i:040x}" for i in range(24)}
+    each_in_threads(lambda rev: cache.remember_ref("org/x", rev, shas[rev]), list(shas), threads=8)
+    assert cache.known_refs("org/x") == shas

@@ -161,7 +161,14 @@ class SnapshotCache:
         return refs if isinstance(refs, dict) else {}
 
     def remember_ref(self, repo_id: str, revision: str, sha: str) -> None:
-        refs = self.known_refs(repo_id)
-        if refs.get(revision) != sha:
+        """Read, add and write under the file's lock: two revisions of one repo read side by side (a
+        diff, two runs) would otherwise each write back what they read, and one would be lost."""
+        if self.known_refs(repo_id).get(revision) == sha:
+            return  # the warm run's case: nothing to write, no lock to take
+        from .._files import locked
+
+        path = self._refs_path(repo_id)
+        with locked(path):
+            refs = self.known_refs(repo_id)
             refs[revision] = sha
-            atomic_write_text(self._refs_path(repo_id), json.dumps(refs, sort_keys=True, indent=1))
+            atomic_write_text(path, json.dumps(refs, sort_keys=True, indent=1))
