@@ -302,3 +302,29 @@ def test_repos_are_checked_side_by_side_and_reported_in_baseline_order(hub, tmp_
     order = [e.path for e in hub.log]  # each request is logged when its answer has gone out
     first_a = next(i for i, p in enumerate(order) if "/org/a/revision/" in p)
     assert any("org/b" in p for p in order[:first_a])  # org/b was read while org/a waited
+
+
+def test_pauses_of_the_collector_side_by_side_leave_it_as_it_was():
+    import gc
+
+    from hubdiff._gc import gc_paused
+    from hubdiff._threads import each_in_threads
+
+    def pause(_: int) -> bool:
+        with gc_paused():
+            return gc.isenabled()
+
+    assert gc.isenabled()
+    for _ in range(20):  # without the count, a pause ending under another one left it off
+        assert not any(each_in_threads(pause, range(64), threads=4).values())
+        assert gc.isenabled()
+
+
+def test_the_umask_is_read_without_being_changed():
+    from hubdiff._files import _umask
+
+    before = os.umask(0o027)
+    try:
+        assert _umask() == 0o027
+    finally:
+        os.umask(before)

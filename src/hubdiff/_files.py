@@ -30,7 +30,15 @@ _UMASK_LOCK = threading.Lock()
 
 
 def _umask() -> int:
-    # os.umask can only be read by setting it; the lock keeps threads of this process from racing on it.
+    """The process's umask. Linux tells it in /proc/self/status; elsewhere it can only be read by
+    setting it, which for an instant changes it for every thread (a folder made then gets 0755)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
     with _UMASK_LOCK:
         mask = os.umask(0o022)
         os.umask(mask)

@@ -7,16 +7,29 @@ pausing it makes reading and diffing a 200,000-tensor checkpoint about a third f
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+# The collector is one switch for the whole process, and reads run side by side (a check's repos, a
+# diff's two sides): pauses are counted, and the last one to end puts back what the first one found.
+_lock = threading.Lock()
+_pauses = 0
+_was_enabled = False
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    was_enabled = gc.isenabled()
-    gc.disable()
+    global _pauses, _was_enabled
+    with _lock:
+        if _pauses == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _lock:
+            _pauses -= 1
+            if _pauses == 0 and _was_enabled:
+                gc.enable()

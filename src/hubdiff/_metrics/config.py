@@ -78,8 +78,9 @@ def _transformers() -> Any:
 
 def _import_transformers() -> None:
     global _TRANSFORMERS
-    saved = os.environ.get("TRANSFORMERS_VERBOSITY")
-    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    # read by transformers once, at import; set and left (never unset while other threads may read the
+    # environment: a concurrent os.environ copy would see the key vanish)
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     hide_torch = "torch" not in sys.modules and "transformers" not in sys.modules
     if hide_torch:
         sys.modules["torch"] = None  # type: ignore[assignment]  # import machinery: "not installed"
@@ -95,10 +96,6 @@ def _import_transformers() -> None:
     finally:
         if hide_torch and sys.modules.get("torch", 0) is None:
             del sys.modules["torch"]
-        if saved is None:
-            os.environ.pop("TRANSFORMERS_VERBOSITY", None)
-        else:
-            os.environ["TRANSFORMERS_VERBOSITY"] = saved
 
 
 def _plain(value: Any) -> Any:
