@@ -5,8 +5,9 @@ Every request goes through huggingface_hub's shared HTTP session with its header
 hubdiff's (30 requests for one failing listing), ``model_info`` has no timeout, the listing follows a
 ``Link`` to any host with the token, an error body is read whole, and model info of unexpected shape
 raises from deep inside. So there is one retry policy (``_attempts``), every attempt has a timeout and
-a deadline, every body is read only up to what it may hold (4 KB for an error), and what comes back
-is checked into hubdiff's own types (``RepoInfo``) before anything uses it.
+a deadline over its headers and body, its redirects are followed as ``outbound`` allows (the token
+only on the endpoint's origin), every body is read only up to what it may hold (4 KB for an error),
+and what comes back is checked into hubdiff's own types (``RepoInfo``) before anything uses it.
 
 Headers are read with one range per shard in the common case: the first shard's range is estimated
 from the names the index lists for it and a generous size per entry; what that header shows about the
@@ -22,7 +23,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, TypeVar
@@ -50,6 +52,7 @@ from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, read_model
 from .cache import SnapshotCache
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
+from .outbound import DEADLINE_TIMEOUTS, MAX_REDIRECTS, origin, same_origin
 from .parsing import HeaderParser
 from .spec import HubSettings
 
@@ -59,7 +62,6 @@ MAX_ERROR_BODY = 4_096  # enough for the Hub's error message; a hostile server m
 MAX_INFO_BYTES = 64_000_000  # model info of a repo with some 300,000 files
 MAX_PAGE_BYTES = 64_000_000  # one page of a model listing (1,000 models)
 MAX_LISTING_PAGES = 100  # 100,000 repos of one owner
-DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
 _SHA = re.compile(r"[0-9a-f]{40}")
 _REPO_ID = re.compile(r"(?!.*\.\.)\w[\w.-]{0,95}/\w[\w.-]{0,95}", re.ASCII)  # no "..", no leading . or -
 _DTYPE = re.compile(r"[A-Z0-9_]{1,16}")
@@ -90,6 +92,10 @@ class _Answer:
     size: int | None  # the whole file's size, when the answer says
     headers: httpx2.Headers
     url: str  # as finally requested, query included
+
+
+class _Refused(Exception):
+    """An answer that asking again would only repeat (a redirect to a URL with no plain origin)."""
 
 
 class _Retryable(Exception):
@@ -128,6 +134,8 @@ class HubReader:
                     if status in RETRY_STATUS:
                         raise _Retryable(f"HTTP {status}", _retry_after(exc.response)) from None
                     raise
+                except _Refused as exc:
+                    raise SourceError(where, revision, file, str(exc)) from None
                 except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
                     # no connection could be opened at all: retrying a network that is not there only
                     # makes the user wait, so this is said at once, with the way out
@@ -176,42 +184,32 @@ class HubReader:
     def _request(
         self, url: str, limit: int, byte_range: tuple[int, int] | None = None, params: Any = None
     ) -> _Answer:
-        """One attempt: at most ``limit`` bytes of the body (of the range asked for), or a typed error."""
-        headers = dict(self._headers)
-        if byte_range is not None:
-            headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
+        """One attempt: at most ``limit`` bytes of the body (of the range asked for), or a typed error.
+
+        Redirects are followed here, not by httpx, so that ``outbound`` decides each hop: the token
+        only on the endpoint's origin, Range on every hop, one deadline over all of them."""
         timeout = self.settings.timeout_s
         deadline = time.monotonic() + DEADLINE_TIMEOUTS * timeout
-        with get_session().stream(
-            "GET", url, params=params, headers=headers, timeout=timeout, follow_redirects=True
-        ) as response:
-            if response.status_code >= 400:
-                head = _read_at_most(response, MAX_ERROR_BODY, deadline)
-                hf_raise_for_status(
-                    httpx2.Response(
-                        response.status_code,
-                        headers={k: v for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS},
-                        content=head,
-                        request=response.request,
-                    )
-                )
-            start, size = 0, None
-            if response.status_code == 206:
-                content_range = response.headers.get("Content-Range", "")
-                try:
-                    span, _, total = content_range.removeprefix("bytes ").partition("/")
-                    start = int(span.split("-")[0])
-                    size = None if total == "*" else int(total)
-                except ValueError:
-                    raise _Retryable(f"bad Content-Range {content_range[:60]!r}") from None
-            elif response.headers.get("Content-Length", "").isdigit():
-                size = int(response.headers["Content-Length"])
-            want_from = byte_range[0] if byte_range else 0
-            skip = want_from - start  # a server that ignored Range sends from 0
-            if skip < 0:
-                raise _Retryable(f"range starts at {start}, asked for {want_from}")
-            body = _read_at_most(response, skip + limit + 1, deadline)
-            return _Answer(body[skip : skip + limit + 1], size, response.headers, str(response.url))
+        session = get_session()
+        for _ in range(MAX_REDIRECTS + 1):
+            token_here = same_origin(url, self.settings.endpoint)
+            headers = {k: v for k, v in self._headers.items() if token_here or k.lower() != "authorization"}
+            if byte_range is not None:
+                headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
+            request = session.build_request("GET", url, params=params, headers=headers, timeout=timeout)
+            response = _by_deadline(
+                lambda request=request: session.send(request, stream=True, follow_redirects=False), deadline
+            )
+            try:
+                if response.next_request is None:
+                    return _answer(response, limit, byte_range, deadline)
+                _read_at_most(response, MAX_ERROR_BODY, deadline)  # read whole, the connection is kept
+                url, params = str(response.next_request.url), None
+                if origin(url) is None:  # userinfo (httpx would send it as a password) or worse
+                    raise _Refused(f"redirect to an unusable URL {url[:100]!r}")
+            finally:
+                response.close()
+        raise httpx2.TooManyRedirects("Exceeded maximum allowed redirects.", request=request)
 
     def _get(
         self, repo: str, sha: str, path: str, limit: int, byte_range: tuple[int, int] | None = None
@@ -266,7 +264,7 @@ class HubReader:
     def listing(self, author: str) -> dict[str, ListedRepo]:
         """Every listed repo of ``author`` with its main-branch sha and access: one request per page.
 
-        The ``Link`` to the next page is followed only on the endpoint's own host and listing path,
+        The ``Link`` to the next page is followed only on the endpoint's own origin and listing path,
         at most ``MAX_LISTING_PAGES`` times and never twice to the same URL.
         """
         endpoint = urlsplit(self.settings.endpoint)
@@ -292,12 +290,7 @@ class HubReader:
             url, params = _next_page(answer.headers), None
             if url is None:
                 break
-            target = urlsplit(url)
-            if (target.scheme, target.netloc, target.path) != (
-                endpoint.scheme,
-                endpoint.netloc,
-                listing_path,
-            ):
+            if not same_origin(url, self.settings.endpoint) or urlsplit(url).path != listing_path:
                 raise SourceError(
                     author,
                     None,
@@ -491,6 +484,61 @@ class HubReader:
             if bar is not None:
                 bar.close()
         return out
+
+
+def _by_deadline(send: Callable[[], httpx2.Response], deadline: float) -> httpx2.Response:
+    """The answer's status line and headers, or ``_Retryable`` once the deadline has passed.
+
+    httpx bounds each read, not the whole: a server sending a header byte every few seconds would
+    hold the attempt for hours. So the request is sent from a thread of its own and waited for until
+    the deadline; an answer that comes after is closed unread."""
+    sent: Future[httpx2.Response] = Future()
+
+    def run() -> None:
+        try:
+            sent.set_result(send())
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            sent.set_exception(exc)
+
+    threading.Thread(target=run, name="hubdiff-request", daemon=True).start()
+    try:
+        return sent.result(timeout=max(0.0, deadline - time.monotonic()))
+    except FutureTimeout:
+        sent.add_done_callback(lambda late: late.exception() is None and late.result().close())
+        raise _Retryable(f"headers still arriving after {DEADLINE_TIMEOUTS} x the timeout") from None
+
+
+def _answer(
+    response: httpx2.Response, limit: int, byte_range: tuple[int, int] | None, deadline: float
+) -> _Answer:
+    """The final answer of an attempt: its body checked against the range asked for, or a typed error."""
+    if response.status_code >= 400:
+        head = _read_at_most(response, MAX_ERROR_BODY, deadline)
+        hf_raise_for_status(
+            httpx2.Response(
+                response.status_code,
+                headers={k: v for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS},
+                content=head,
+                request=response.request,
+            )
+        )
+    start, size = 0, None
+    if response.status_code == 206:
+        content_range = response.headers.get("Content-Range", "")
+        try:
+            span, _, total = content_range.removeprefix("bytes ").partition("/")
+            start = int(span.split("-")[0])
+            size = None if total == "*" else int(total)
+        except ValueError:
+            raise _Retryable(f"bad Content-Range {content_range[:60]!r}") from None
+    elif response.headers.get("Content-Length", "").isdigit():
+        size = int(response.headers["Content-Length"])
+    want_from = byte_range[0] if byte_range else 0
+    skip = want_from - start  # a server that ignored Range sends from 0
+    if skip < 0:
+        raise _Retryable(f"range starts at {start}, asked for {want_from}")
+    body = _read_at_most(response, skip + limit + 1, deadline)
+    return _Answer(body[skip : skip + limit + 1], size, response.headers, str(response.url))
 
 
 def _is_sha(revision: str) -> bool:

@@ -7,17 +7,28 @@ last-seen commit, its current sha is asked for with the standard library: one GE
 (no answer, a timeout, a retryable status, a body without a sha) returns None, and the caller takes
 the ordinary path through ``HubReader``, with its retries. A final answer (404, 401, a gated repo) is
 reported as the ordinary path would: asking again would be a retry that ``--retries 0`` forbids.
+
+It obeys ``outbound`` as the ordinary path does: a redirect is followed only on the endpoint's own
+origin (a renamed repo's 307), any other returns None; the answer, redirects included, must arrive
+within the attempt's deadline, every read of the socket given only what is left of it.
 """
 
 from __future__ import annotations
 
+import functools
+import http.client
+import io
 import json
+import socket
+import time
 import urllib.error
 import urllib.request
+from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
 from ..errors import SourceError
+from .outbound import DEADLINE_TIMEOUTS, same_origin
 from .spec import HubSettings
 
 # as hub.RETRY_STATUS, not imported from there: importing hub loads huggingface_hub
@@ -46,16 +57,114 @@ def current_sha(settings: HubSettings, repo: str, revision: str) -> str | None:
     headers = {"User-Agent": f"hubdiff/{__version__}"}
     if settings.token:
         headers["Authorization"] = f"Bearer {settings.token}"
-    request = urllib.request.Request(url, headers=headers)
+    deadline = time.monotonic() + DEADLINE_TIMEOUTS * settings.timeout_s
+    opener = urllib.request.build_opener(
+        _SameOriginRedirects(settings.endpoint),
+        _HTTPHandler(deadline, settings.timeout_s),
+        _HTTPSHandler(deadline, settings.timeout_s),
+    )
     try:
-        with urllib.request.urlopen(request, timeout=settings.timeout_s) as response:
+        with opener.open(
+            urllib.request.Request(url, headers=headers), timeout=settings.timeout_s
+        ) as response:
             data = json.loads(response.read(MAX_BODY))
     except urllib.error.HTTPError as exc:
-        if exc.code in RETRY_STATUS:
-            return None  # the ordinary path retries as configured
+        exc.close()
+        if exc.code in RETRY_STATUS or exc.code < 400:
+            return None  # the ordinary path retries as configured, or follows what was not followed here
         # the Hub answered: asking again would be a retry nobody asked for (--retries 0)
         raise SourceError(repo, revision, None, _problem(exc.code, exc.headers.get("X-Error-Code"))) from None
-    except Exception:  # no answer, or not JSON: the ordinary path asks again and says what went wrong
+    except Exception:  # no answer in time, or not JSON: the ordinary path asks again, says what went wrong
         return None
     sha = data.get("sha") if isinstance(data, dict) else None
     return sha if isinstance(sha, str) and len(sha) == 40 else None
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only on the endpoint's origin: urllib would copy the token to any host.
+
+    Declining leaves the 3xx as the answer, and the lookup returns None. The redirect's own body is read
+    by urllib before it follows; more than ``MAX_BODY`` of it is declined too."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+        if not same_origin(newurl, self.endpoint) or len(fp.read(MAX_BODY + 1)) > MAX_BODY:
+            return None
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+class _DeadlineReads(io.RawIOBase):
+    """A socket's reads, each given what is left of the deadline (and at most the timeout), so that a
+    status line, headers or body trickled a byte at a time end at the deadline, not never."""
+
+    def __init__(self, sock: socket.socket, deadline: float, timeout_s: float) -> None:
+        self._sock, self._deadline, self._timeout_s = sock, deadline, timeout_s
+        self._file = sock.makefile("rb", buffering=0)  # holds the socket open until the answer is read
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"still receiving after {DEADLINE_TIMEOUTS} x the timeout")
+        self._sock.settimeout(min(self._timeout_s, left))
+        return self._file.readinto(buffer)
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+class _DeadlineSocket:
+    """What ``HTTPResponse`` is given instead of the socket: it only asks it for a file to read."""
+
+    def __init__(self, sock: socket.socket, deadline: float, timeout_s: float) -> None:
+        self._reads = _DeadlineReads(sock, deadline, timeout_s)
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(self._reads)
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    def __init__(
+        self, sock: socket.socket, *args: Any, deadline: float, timeout_s: float, **kwargs: Any
+    ) -> None:
+        super().__init__(_DeadlineSocket(sock, deadline, timeout_s), *args, **kwargs)  # type: ignore[arg-type]
+
+
+def _bounded(connection_class: type[http.client.HTTPConnection], deadline: float, timeout_s: float) -> Any:
+    """``connection_class`` whose answers (a proxy's CONNECT answer too) are read within the deadline."""
+
+    def connect(*args: Any, **kwargs: Any) -> http.client.HTTPConnection:
+        connection = connection_class(*args, **kwargs)
+        connection.response_class = functools.partial(  # type: ignore[assignment]
+            _DeadlineResponse, deadline=deadline, timeout_s=timeout_s
+        )
+        return connection
+
+    return connect
+
+
+class _Bounded(urllib.request.AbstractHTTPHandler):
+    """A handler whose connections read their answers within the deadline (see ``_bounded``)."""
+
+    def __init__(self, deadline: float, timeout_s: float) -> None:
+        super().__init__()
+        self._limits = deadline, timeout_s
+
+    def do_open(self, http_class: Any, req: urllib.request.Request, **kwargs: Any) -> Any:
+        return super().do_open(_bounded(http_class, *self._limits), req, **kwargs)
+
+
+class _HTTPHandler(_Bounded, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPSHandler(_Bounded, urllib.request.HTTPSHandler):
+    pass

@@ -35,8 +35,10 @@ class Fault:
     types, a hostile header); ``body_size`` sends that many zero bytes instead, without holding them
     (a 1 GB error body); ``range_shift`` moves the start a 206 claims in Content-Range; ``link`` adds
     ``Link: <link>; rel="next"`` (``"self"``: the request's own URL); ``headers`` adds any others
-    (``Location`` for a redirect); ``trickle_s`` sends the body 16
-    bytes at a time with that pause between (each read is quick, the whole never ends in time).
+    (``Location`` for a redirect); ``trickle_s`` sends the body ``trickle_bytes`` bytes at a time with
+    that pause between (each read is quick, the whole never ends in time), and with ``trickle_head``
+    the status line and headers too. The real Hub was never recorded trickling (hub-dialect.md records
+    none); these stand for a hostile endpoint, proxy or redirect target, which a client must survive.
     """
 
     path_contains: str
@@ -51,6 +53,8 @@ class Fault:
     range_shift: int = 0
     link: str | None = None
     trickle_s: float = 0.0
+    trickle_bytes: int = 16
+    trickle_head: bool = False
     headers: dict[str, str] | None = None
     times: int = 1_000_000
 
@@ -62,6 +66,7 @@ class LoggedRequest:
     range: str | None
     status: int
     bytes_sent: int
+    authorization: str | None = None  # as received: whether a token reached this server
 
 
 @dataclass
@@ -100,6 +105,7 @@ class HubReplica:
 
     def __init__(self, page_size: int = 1000, tokens: frozenset[str] = frozenset()) -> None:
         self.repos: dict[str, _Repo] = {}
+        self.renamed: dict[str, str] = {}  # old repo id -> new (see ``rename``)
         self.faults: list[Fault] = []
         self._log: list[LoggedRequest] = []
         self._in_flight = 0
@@ -147,6 +153,18 @@ class HubReplica:
         """Delete a repo (or rename it away): it leaves the listings and every route answers 404."""
         with self._lock:
             del self.repos[repo_id]
+
+    def rename(self, old: str, new: str) -> None:
+        """Rename a repo as the Hub does: the old name keeps answering, with a 307 to the new one.
+
+        hub-dialect.md, Renames: a relative ``Location`` on the same host, on API and resolve routes
+        (huggingface_hub's cassette ``InferenceApiTest.test_simple_inference.yaml``); listings show
+        the new name. The query is kept, as a redirect of the same route."""
+        with self._lock:
+            repo = self.repos.pop(old)
+            repo.repo_id = new
+            self.repos[new] = repo
+            self.renamed[old] = new
 
     def add_fault(self, fault: Fault) -> Fault:
         with self._lock:
@@ -266,15 +284,16 @@ class _Abort(Exception):
     pass
 
 
-def _trickle(chunks: Iterator[bytes], pause_s: float) -> Iterator[bytes]:
+def _trickle(chunks: Iterator[bytes], pause_s: float, size: int = 16) -> Iterator[bytes]:
     for chunk in chunks:
-        for i in range(0, len(chunk), 16):
+        for i in range(0, len(chunk), size):
             time.sleep(pause_s)
-            yield chunk[i : i + 16]
+            yield chunk[i : i + size]
 
 
 class _Handler(BaseHTTPRequestHandler):
     hub: HubReplica
+    _fault: Fault | None = None
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else every keep-alive request waits ~40 ms for a delayed ACK
 
@@ -282,6 +301,17 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     # -- plumbing ------------------------------------------------------------------------------
+    def flush_headers(self) -> None:
+        fault = self._fault
+        if fault is None or not fault.trickle_head or not getattr(self, "_headers_buffer", None):
+            return super().flush_headers()
+        head, self._headers_buffer = b"".join(self._headers_buffer), []
+        try:
+            for piece in _trickle(iter([head]), fault.trickle_s, fault.trickle_bytes):
+                self.wfile.write(piece)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
     def _send(
         self,
         status: int,
@@ -330,7 +360,7 @@ class _Handler(BaseHTTPRequestHandler):
         sent = 0
         limit = fault.truncate_to if fault is not None and fault.truncate_to is not None else None
         if fault is not None and fault.trickle_s:
-            chunks = _trickle(chunks, fault.trickle_s)
+            chunks = _trickle(chunks, fault.trickle_s, fault.trickle_bytes)
         try:
             for chunk in chunks:
                 if limit is not None and sent + len(chunk) > limit:
@@ -342,7 +372,16 @@ class _Handler(BaseHTTPRequestHandler):
                     break
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
-        self.hub._record(LoggedRequest(self.command, self.path, self.headers.get("Range"), status, sent))
+        self.hub._record(
+            LoggedRequest(
+                self.command,
+                self.path,
+                self.headers.get("Range"),
+                status,
+                sent,
+                self.headers.get("Authorization"),
+            )
+        )
 
     def _json(self, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(data).encode(), {"Content-Type": "application/json", **(headers or {})})
@@ -387,7 +426,16 @@ class _Handler(BaseHTTPRequestHandler):
             if self._fault.delay_s:
                 time.sleep(self._fault.delay_s)
             if self._fault.reset:
-                self.hub._record(LoggedRequest(self.command, self.path, self.headers.get("Range"), 0, 0))
+                self.hub._record(
+                    LoggedRequest(
+                        self.command,
+                        self.path,
+                        self.headers.get("Range"),
+                        0,
+                        0,
+                        self.headers.get("Authorization"),
+                    )
+                )
                 self.close_connection = True
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -404,6 +452,13 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json({"harnesses": {}, "standardEnvVars": []})
         if raw == "/api/models":
             return self._list_models(query)
+        moved = re.fullmatch(r"(/api/models/|/)([^/]+/[^/]+)(/.*)?", raw)
+        if moved and unquote(moved.group(2)) in self.hub.renamed:
+            rest = moved.group(3) or ""
+            if moved.group(1) != "/" or rest.startswith("/resolve/"):
+                new = quote(self.hub.renamed[unquote(moved.group(2))], safe="/")
+                location = moved.group(1) + new + rest + (f"?{url.query}" if url.query else "")
+                return self._send(307, b"", {"Location": location})
         match = re.fullmatch(
             r"/api/models/([^/]+/[^/]+)(?:/(revision|commits|tree|refs)(?:/([^/]+)(/.*)?)?)?", raw
         )
