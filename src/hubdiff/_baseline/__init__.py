@@ -6,7 +6,7 @@ and its derived figures, plus what people add by hand: claims, keys allowed to c
 (locked, atomic, comments kept), ``record`` turns a snapshot into an entry. Every front end (the CLI,
 ``watch``, the pytest plugin) goes through these; none writes a baseline itself.
 
-Writing (``record``, ``store``: ruamel.yaml, filelock) is imported when first used, so that a run that
+Writing (``record``, ``store``: filelock) is imported when first used, so that a run that
 only reads baselines (``check``) does not pay for it.
 """
 

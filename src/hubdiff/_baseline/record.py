@@ -2,25 +2,28 @@
 ``watch --update`` and ``pytest --update-baselines`` alike.
 
 What people wrote (claims, notes, allowed changes, the tracked revision, ``config_keys``) is kept;
-what hubdiff measures (sha, figures, config, tensors) is replaced; the metrics options are written
-whole, since a figure recorded under one option and checked under a default would be a false change.
+what hubdiff measures (sha, figures, config, tensors) is merged in key by key: a key keeps its place,
+a new one goes after it, a vanished one goes, and a value that did not change stays the very value the
+file had, so ``store`` rewrites only what moved. ``recorded`` moves only with the sha. The metrics
+options are written whole when they change, since a figure recorded under one option and checked under
+a default would be a false change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .._metrics import Metrics, MetricsOptions, compute_metrics
-from .._metrics.options import OptionError, options_entry, parse_options
+from .._metrics.options import OPTION_KEYS, OptionError, options_entry, parse_options
 from .._source import Sources, SourceSpec
 from ..errors import UsageError
 from ..snapshot import Snapshot
 from .schema import pattern_key, pattern_row
-from .store import edit, plain, to_yaml_node
+from .store import edit, plain, same
 
 # The order keys take in a new entry; a key added to an existing entry goes where this order puts it.
 ENTRY_ORDER = (
@@ -39,14 +42,27 @@ ENTRY_ORDER = (
 MEASURED = ("metrics", "config", "tensors")
 
 
-def _set(entry: Any, key: str, value: Any) -> None:
-    """Set ``key`` in a round-trip mapping; a new key goes after the keys that precede it in ENTRY_ORDER."""
+def _set(entry: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``key`` in ``entry`` in place; a new key goes after the keys that precede it in ENTRY_ORDER."""
     if key in entry:
         entry[key] = value
         return
     rank = ENTRY_ORDER.index(key)
     position = sum(1 for k in entry if k in ENTRY_ORDER and ENTRY_ORDER.index(k) < rank)
-    entry.insert(position, key, value)
+    items = list(entry.items())
+    items.insert(position, (key, value))
+    entry.clear()
+    entry.update(items)
+
+
+def merged(old: Any, new: Any) -> Any:
+    """``new`` laid out as ``old`` was: mappings merged key by key (old keys keep their place, new ones
+    follow, vanished ones go), and anything unchanged is ``old`` itself."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = {k: merged(old[k], new[k]) for k in old if k in new}
+        out.update((k, v) for k, v in new.items() if k not in old)
+        return out
+    return old if same(old, new) else new
 
 
 def _same_options(raw: Any, options: MetricsOptions) -> bool:
@@ -57,40 +73,55 @@ def _same_options(raw: Any, options: MetricsOptions) -> bool:
 
 
 def record_entry(
-    entry: Any, snapshot: Snapshot, options: MetricsOptions, metrics: Metrics | None = None
+    entry: dict[str, Any], snapshot: Snapshot, options: MetricsOptions, metrics: Metrics | None = None
 ) -> None:
-    """Re-record ``entry`` (a round-trip mapping, possibly empty) from ``snapshot`` measured with
-    ``options``; ``metrics``, when given, are those figures already computed (the sources' cache)."""
+    """Re-record ``entry`` (possibly empty) in place from ``snapshot`` measured with ``options``;
+    ``metrics``, when given, are those figures already computed (the sources' cache). An entry never
+    recorded (no sha) also gets the revision it tracks and the default allowed change."""
     metrics = metrics or compute_metrics(snapshot, options)
+    new = "sha" not in entry
     config = snapshot.config
     if entry.get("config_keys") == "listed":
         config = {k: v for k, v in config.items() if k in (entry.get("config") or {})}
-    _set(entry, "revision", entry.get("revision", snapshot.revision))
+    if new and "revision" not in entry:
+        _set(entry, "revision", snapshot.revision)
+    moved = entry.get("sha") != snapshot.sha
     _set(entry, "sha", snapshot.sha)
-    _set(entry, "recorded", datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    if not _same_options(entry.get("metrics_options", {}), options):
-        _set(entry, "metrics_options", to_yaml_node(options_entry(options)))
-    if "allow_changes" not in entry:
-        _set(entry, "allow_changes", to_yaml_node(["transformers_version"]))
-    _set(entry, "metrics", to_yaml_node(metrics.figures()))
-    _set(entry, "config", to_yaml_node(config))
-    _set(entry, "tensors", to_yaml_node({pattern_key(p): pattern_row(p) for p in snapshot.patterns}))
+    if moved:
+        _set(entry, "recorded", datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    if not _same_options(entry.get("metrics_options") or {}, options):
+        _set(entry, "metrics_options", merged(entry.get("metrics_options"), options_entry(options)))
+    if new and "allow_changes" not in entry:
+        _set(entry, "allow_changes", ["transformers_version"])
+    measured = {
+        "metrics": metrics.figures(),
+        "config": config,
+        "tensors": {pattern_key(p): pattern_row(p) for p in snapshot.patterns},
+    }
+    for key, value in measured.items():
+        _set(entry, key, merged(entry.get(key), plain(value)))
 
 
 def entry_for(
     snapshot: Snapshot, options: MetricsOptions | None = None, previous: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """A new entry as plain data (what ``record_entry`` writes into a file), for tests and benchmarks."""
-    entry = to_yaml_node(dict(previous or {}))
+    entry = plain(dict(previous or {}))
     record_entry(entry, snapshot, options or MetricsOptions())
-    return plain(entry)
+    return entry
 
 
 def _what_changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
-    names = {"metrics": "figures", "config": "config", "tensors": "tensor layout"}
-    changed = [names[k] for k in MEASURED if plain(before.get(k)) != plain(after.get(k))]
     if not before:
         return "new entry"
+    names = {
+        "revision": "tracked revision",
+        "metrics_options": "metrics options",
+        "metrics": "figures",
+        "config": "config",
+        "tensors": "tensor layout",
+    }
+    changed = [name for key, name in names.items() if not same(before.get(key), after.get(key))]
     return (", ".join(changed) + " changed") if changed else "config, tensors and figures unchanged"
 
 
@@ -113,7 +144,8 @@ def update_baseline(
     revisions: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Re-record the repos of one baseline (all, or ``only``) at their tracked revision, or at the sha in
-    ``revisions``. One atomic write, under the lock; one line per repo saying what changed."""
+    ``revisions``. One atomic write, under the lock, and none if nothing changed; one line per repo
+    saying what changed."""
     lines = []
     with edit(path) as editing:
         missing = unknown_repos(only or (), (r.repo for r in editing.baseline.repos))
@@ -125,23 +157,42 @@ def update_baseline(
                 continue
             revision = (revisions or {}).get(repo.repo, repo.revision)
             snapshot = sources.open(SourceSpec("hub", repo.repo, revision))
+            metrics = sources.metrics(snapshot, repo.options)
             entry = editing.doc["repos"][repo.repo]
-            before = plain(dict(entry))
-            record_entry(entry, snapshot, repo.options, sources.metrics(snapshot, repo.options))
+            before = plain(entry)
+            # read at a sha when watch found one, but still tracking what the entry tracks
+            record_entry(entry, replace(snapshot, revision=repo.revision), repo.options, metrics)
             lines.append(_line(path, repo.repo, before, entry))
     return lines
 
 
+def _options_for(recorded: Any, given: MetricsOptions) -> MetricsOptions:
+    """The options a repo already tracked is re-recorded with: those it was recorded with, overridden
+    by those given on the command line that differ from the defaults (an option left at its default
+    cannot be told from one not given, so it never resets a recorded one)."""
+    default = MetricsOptions()
+    chosen = {k: getattr(given, k) for k in OPTION_KEYS if getattr(given, k) != getattr(default, k)}
+    try:
+        options = parse_options({**(recorded or {}), **chosen})
+    except OptionError as exc:  # the recorded ones were validated: only the given ones can clash
+        raise UsageError(f"--{(exc.key or 'option').replace('_', '-')}: {exc}") from None
+    extra = {f.name: getattr(given, f.name) for f in fields(given) if f.name not in OPTION_KEYS}
+    return replace(options, **extra)
+
+
 def init_repo(path: Path, family: str, spec: SourceSpec, sources: Sources, options: MetricsOptions) -> str:
-    """Record ``spec`` into the family file (created if missing), tracking ``spec.revision``."""
-    snapshot = sources.open(spec)
+    """Record ``spec`` into the family file (created if missing), tracking ``spec.revision``. A repo the
+    file already tracks keeps everything it has (options, claims, notes, allowed changes, revision,
+    unless ``spec`` names another revision than main) and is re-recorded like ``baseline update``."""
     with edit(path, create={"family": family, "notes": "", "repos": {}}) as editing:
         repos = editing.doc["repos"]
-        if spec.target not in repos:
-            repos[spec.target] = to_yaml_node({})
-        entry = repos[spec.target]
-        before = plain(dict(entry))
-        _set(entry, "revision", spec.revision)
+        entry = repos.setdefault(spec.target, {})
+        before = plain(entry)
+        if not before or spec.revision != "main":
+            _set(entry, "revision", spec.revision)
+        if before:
+            options = _options_for(entry.get("metrics_options"), options)
+        snapshot = sources.open(replace(spec, revision=entry.get("revision", "main")))
         record_entry(entry, snapshot, options, sources.metrics(snapshot, options))
         return _line(path, spec.target, before, entry)
 
@@ -154,8 +205,8 @@ def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, source
         options = next(r.options for r in editing.baseline.repos if r.repo == sibling)
         snapshot = replace(sources.open(SourceSpec("hub", repo, sha)), revision="main")
         repos = editing.doc["repos"]
-        before = plain(dict(repos[repo])) if repo in repos else {}
-        repos[repo] = entry = to_yaml_node({})
+        before = plain(repos.get(repo, {}))
+        repos[repo] = entry = {}
         _set(entry, "revision", "main")
         _set(entry, "notes", f"New release found by hubdiff watch; {note}." if note else "New release.")
         record_entry(entry, snapshot, options, sources.metrics(snapshot, options))
@@ -167,6 +218,7 @@ def restate_claims(path: Path, values: Mapping[tuple[str, str], Any]) -> list[st
     lines = []
     with edit(path) as editing:
         for (repo, name), value in values.items():
-            editing.doc["repos"][repo]["claims"][name] = to_yaml_node(value)
+            claims = editing.doc["repos"][repo]["claims"]
+            claims[name] = merged(claims[name], plain(value))
             lines.append(f"{path}: {repo} claim {name} restated as {value!r}")
     return lines
