@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import functools
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -234,3 +236,407 @@ def meta_inventory(config: dict[str, Any], names: str = "checkpoint") -> list[Tr
     Parameters and persistent buffers, tied tensors once, under checkpoint names by default.
     """
     return cached_inventory(config, names).tensors
+
+
+# -- the sweep: every model_type transformers ships, against hubdiff -----------------------------------
+# Each configuration class's defaults (layer counts capped so a meta-device build stays fast, per-layer
+# lists cut to match) and variations of them are built on the meta device; hubdiff's figures for the
+# config alone and for a header-only skeleton of the model's own tensors are compared with what the
+# model holds. A model_type every row of which agrees is "proven": hubdiff vouches for it; any other
+# is marked unverified (``hubdiff._metrics.proven``, which the sweep writes).
+
+MAX_SWEEP_LAYERS = 8
+MAX_ROW_LINES = 6  # mismatches and reasons kept per row in the table
+_LAYER_COUNT_KEYS = (
+    "num_hidden_layers",
+    "n_layer",
+    "num_layers",
+    "n_layers",
+    "depth",
+    "encoder_layers",
+    "decoder_layers",
+    "num_decoder_layers",
+)
+NOT_PROVEN = "not proven by the sweep"
+_RECURRENT_CLASS = re.compile(
+    r"mamba|deltanet|linearattention|recurrent|rglru|lightning|ssm|kda|rwkv|retention|shortconv|"
+    r"hyena|xlstm|mlstm|slstm",
+    re.IGNORECASE,
+)
+_MODEL_MAPPINGS = (
+    "MODEL_FOR_CAUSAL_LM_MAPPING",
+    "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING",
+    "MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING",
+    "MODEL_MAPPING",
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of the sweep: a model_type, a variation of its defaults and the config.json it stands for."""
+
+    model_type: str
+    variation: str
+    config: dict[str, Any]
+
+
+def _shrunk(value: Any, limit: int) -> Any:
+    """Layer counts capped at ``limit`` at every level, and lists sized by a count cut to match."""
+    if isinstance(value, list):
+        return [_shrunk(v, limit) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _shrunk(v, limit) for k, v in value.items()}
+    for key in _LAYER_COUNT_KEYS:
+        n = out.get(key)
+        if isinstance(n, int) and not isinstance(n, bool) and n > limit:
+            out[key] = limit
+            for k, v in list(out.items()):
+                if isinstance(v, list) and len(v) == n:
+                    out[k] = v[:limit]
+    return out
+
+
+def _text_part(config: dict[str, Any]) -> dict[str, Any]:
+    for key in ("text_config", "language_config", "llm_config"):
+        if isinstance(config.get(key), dict):
+            return config[key]
+    return config
+
+
+def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Variations of the defaults where they apply: another size, the head tied the other way, a
+    sliding/full layer pattern."""
+    out = [("default", _shrunk(base, MAX_SWEEP_LAYERS))]
+    bigger = copy.deepcopy(base)
+    text = _text_part(bigger)
+    for key in ("intermediate_size", "moe_intermediate_size", "n_inner", "ffn_hidden_size", "d_ff"):
+        if isinstance(text.get(key), int) and not isinstance(text.get(key), bool) and text[key] > 0:
+            text[key] *= 2
+    heads, kv = text.get("num_attention_heads"), text.get("num_key_value_heads")
+    if isinstance(heads, int) and isinstance(kv, int) and kv > 1 and heads % kv == 0 and kv < heads:
+        text["num_key_value_heads"] = 1
+    elif isinstance(heads, int) and isinstance(kv, int) and kv == heads and heads % 2 == 0:
+        text["num_key_value_heads"] = heads // 2
+    out.append(("size", _shrunk(bigger, MAX_SWEEP_LAYERS - 3)))
+    tied = copy.deepcopy(out[0][1])
+    flag = tied.get("tie_word_embeddings", _text_part(tied).get("tie_word_embeddings"))
+    if isinstance(flag, bool):
+        tied["tie_word_embeddings"] = not flag
+        if _text_part(tied) is not tied and "tie_word_embeddings" in _text_part(tied):
+            _text_part(tied)["tie_word_embeddings"] = not flag
+        out.append(("tied" if not flag else "untied", tied))
+    sliding = copy.deepcopy(out[0][1])
+    text = _text_part(sliding)
+    types = text.get("layer_types")
+    if "sliding_window" in text and isinstance(types, list) and set(types) == {"full_attention"}:
+        text["sliding_window"] = 64
+        text["layer_types"] = [
+            "sliding_attention" if i % 2 == 0 else "full_attention" for i in range(len(types))
+        ]
+        out.append(("sliding", sliding))
+    return out
+
+
+def sweep_cases(model_type: str) -> tuple[list[Case], str]:
+    """The rows of one model_type, or none and why (no defaults, no class, a config that fails)."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    try:
+        with _quiet():
+            base = CONFIG_MAPPING[model_type]().to_diff_dict()
+    except Exception as exc:
+        return [], f"no default configuration: {_one_line(exc, 160)}"
+    cases = []
+    failures = []
+    for variation, raw in _variants(model_type, base):
+        raw = {**raw, "model_type": model_type}
+        cfg_obj, reason = build_config(raw)
+        if cfg_obj is None:
+            failures.append(f"{variation}: {reason}")
+            continue
+        with _quiet():
+            config = cfg_obj.to_diff_dict()
+        config["model_type"] = model_type
+        cases.append(Case(model_type, variation, _clean(config)))
+    return cases, "; ".join(failures)
+
+
+def sweep_model_class(config_obj: Any) -> type | None:
+    """The class a checkpoint of this config is saved from: a language-model head first."""
+    from transformers.models.auto import modeling_auto as auto
+
+    for mapping in _MODEL_MAPPINGS:
+        with contextlib.suppress(KeyError, ValueError, AttributeError, ImportError):
+            cls = getattr(auto, mapping)[type(config_obj)]
+            return cls[0] if isinstance(cls, (tuple, list)) else cls
+    return None
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What the model built from a config holds: the yardstick of hubdiff's figures."""
+
+    tensors: list[Triple]
+    total: int
+    active: int  # per text token: the language model and its head, top-k of each layer's routed experts
+    layers: int  # decoder layers of the language model
+    moe_layers: frozenset[int]
+    recurrent_layers: frozenset[int]
+    sliding_layers: frozenset[int] | None  # from transformers' own layer_types, when it has one
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _decoder_layers(decoder: Any) -> list[Any]:
+    """The decoder's layer list: the longest ModuleList not inside another one."""
+    import torch.nn as nn
+
+    lists: list[Any] = []
+    inner: set[int] = set()
+    for _, module in decoder.named_modules():
+        if id(module) in inner:
+            continue
+        if isinstance(module, nn.ModuleList):
+            lists.append(module)
+            inner.update(id(m) for m in module.modules() if m is not module)
+    return max(lists, key=len) if lists else []
+
+
+def _top_k(block: Any, text_config: Any) -> int | None:
+    for holder in (block, getattr(block, "gate", None), getattr(block, "router", None)):
+        for name in ("top_k", "num_experts_per_tok", "topk"):
+            value = getattr(holder, name, None) if holder is not None else None
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    for name in ("num_experts_per_tok", "moe_topk", "num_experts_per_token", "moe_k", "top_k_experts"):
+        value = getattr(text_config, name, None)
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
+    """The figures from the model's modules (not from tensor names): which parameters are the language
+    model's (``get_decoder`` and the output embeddings), which are routed experts and how many of them
+    a token uses, which layers are recurrent or MoE."""
+    import torch.nn as nn
+
+    state = model.state_dict(keep_vars=True)
+    total = sum(_numel(tuple(t.shape)) for t in {id(t): t for t in state.values()}.values())
+    decoder = None
+    with contextlib.suppress(Exception):
+        decoder = model.get_decoder()
+    if not isinstance(decoder, nn.Module) or decoder is model:
+        decoder = (
+            getattr(model, "model", None) if isinstance(getattr(model, "model", None), nn.Module) else model
+        )
+    text_ids = {id(t) for t in decoder.state_dict(keep_vars=True).values()}
+    head = None
+    with contextlib.suppress(Exception):
+        head = model.get_output_embeddings()
+    if isinstance(head, nn.Module):
+        text_ids |= {id(t) for t in head.state_dict(keep_vars=True).values()}
+    seen: set[int] = set()
+    text = 0
+    for t in state.values():
+        if id(t) in text_ids and id(t) not in seen:
+            seen.add(id(t))
+            text += _numel(tuple(t.shape))
+    text_config = config_obj.get_text_config()
+    inactive = 0.0
+    counted: set[int] = set()
+    for _, block in decoder.named_modules():
+        for name, child in block.named_children():
+            if id(child) in counted:
+                continue
+            is_list = isinstance(child, nn.ModuleList) and name == "experts"
+            if not (is_list or "Experts" in type(child).__name__):
+                continue
+            counted.update(id(m) for m in child.modules())
+            params = sum(p.numel() for p in child.parameters())
+            n = len(child) if is_list else getattr(child, "num_experts", None)
+            if not isinstance(n, int):
+                n = max((p.shape[0] for p in child.parameters() if p.dim() == 3), default=0)
+            k = _top_k(block, text_config)
+            if n and k:
+                inactive += params * (1 - min(k, n) / n)
+    layers = _decoder_layers(decoder)
+    moe: set[int] = set()
+    recurrent: set[int] = set()
+    for i, layer in enumerate(layers):
+        classes = [type(m).__name__ for m in layer.modules()]
+        names = {name.rsplit(".", 1)[-1] for name, _ in layer.named_modules()}
+        if "experts" in names or any("Experts" in c for c in classes):
+            moe.add(i)
+        if any(_RECURRENT_CLASS.search(c) for c in classes):
+            recurrent.add(i)
+    types = getattr(text_config, "layer_types", None)
+    sliding = None
+    if isinstance(types, (list, tuple)) and len(types) >= len(layers):
+        sliding = frozenset(
+            i for i, t in enumerate(types[: len(layers)]) if "sliding" in str(t) or "chunked" in str(t)
+        )
+    return Truth(
+        tensors, total, round(text - inactive), len(layers), frozenset(moe), frozenset(recurrent), sliding
+    )
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the sweep's table."""
+
+    model_type: str
+    variation: str
+    model_class: str
+    verdict: str  # "exact", "unverified", "wrong" (set by ``judge_rows``), or "not built"
+    mismatches: tuple[str, ...]  # where hubdiff's figures differ from the model's
+    reasons: tuple[str, ...]  # why hubdiff says the figures are unverified (the sweep's own rule aside)
+    total: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model_type": self.model_type,
+            "variation": self.variation,
+            "model_class": self.model_class,
+            "verdict": self.verdict,
+            "total": self.total,
+            "mismatches": list(self.mismatches),
+            "reasons": list(self.reasons),
+        }
+
+
+def _compare_figures(metrics: Any, truth: Truth, label: str) -> list[str]:
+    out = []
+    main = truth.total
+    got = metrics.params.total - metrics.params.by_component.get("mtp", 0)
+    if got != main:
+        out.append(f"{label} total {got:,} vs {main:,}")
+    if metrics.active_params != truth.active:
+        out.append(f"{label} active {metrics.active_params:,} vs {truth.active:,}")
+    return out
+
+
+def _census(metrics: Any, truth: Truth) -> list[str]:
+    from hubdiff._metrics.layers import LINEAR_KINDS
+
+    main = [x for x in metrics.layers if not x.mtp]
+    out = []
+    if len(main) != truth.layers:
+        out.append(f"layers {len(main)} vs {truth.layers}")
+        return out
+    moe = frozenset(x.index for x in main if x.mlp == "moe")
+    if moe != truth.moe_layers:
+        out.append(f"MoE layers {sorted(moe)} vs {sorted(truth.moe_layers)}")
+    recurrent = frozenset(x.index for x in main if x.attention in LINEAR_KINDS or x.parallel_ssm)
+    if recurrent != truth.recurrent_layers:
+        out.append(f"recurrent layers {sorted(recurrent)} vs {sorted(truth.recurrent_layers)}")
+    if truth.sliding_layers is not None:
+        sliding = frozenset(x.index for x in main if x.attention == "swa")
+        if sliding != truth.sliding_layers:
+            out.append(f"sliding layers {sorted(sliding)} vs {sorted(truth.sliding_layers)}")
+    return out
+
+
+def sweep_row(case: Case) -> Row:
+    """Build the case's model on the meta device and compare hubdiff's figures with it: the config-only
+    estimate (total, every component, active, layer census) and the header path on a header-only
+    skeleton of the model's own tensors (no tensor in ``other``, active right, no config-vs-tensors
+    check raised)."""
+    import torch
+
+    from hubdiff._metrics import MetricsOptions, _checks, compute_metrics
+    from hubdiff.snapshot import Snapshot, Tensor
+
+    cfg_obj, reason = build_config(case.config)
+    try:
+        cls = sweep_model_class(cfg_obj) if cfg_obj is not None else None
+    except Exception as exc:  # a modeling module that fails to import (a missing optional package)
+        cls, reason = None, _one_line(exc, 160)
+    if cfg_obj is None or cls is None:
+        return Row(case.model_type, case.variation, "", "not built", (), (reason or "no model class",))
+    try:
+        with _quiet(), torch.device("meta"), _no_torch_init():
+            model = cls(cfg_obj)
+    except Exception as exc:
+        return Row(case.model_type, case.variation, cls.__name__, "not built", (), (_one_line(exc, 160),))
+    truth = _truth(model, cfg_obj, _inventory(model, "checkpoint"))
+    config = {**case.config, "architectures": [cls.__name__]}
+    head = (f"sweep/{case.model_type}", "main", "", None, config, None, (), {})
+    by_config = compute_metrics(Snapshot(*head), MetricsOptions(config_only=True))
+    skeleton = Snapshot.of_tensors(
+        *head, tensors=[Tensor(n, d, s, "model.safetensors") for n, d, s in truth.tensors]
+    )
+    by_headers = compute_metrics(skeleton, MetricsOptions())
+    mismatches = _compare_figures(by_config, truth, "config")
+    real = by_headers.params.by_component
+    estimate = by_config.params.by_component
+    for component in sorted(set(real) | set(estimate)):
+        if component != "mtp" and real.get(component, 0) != estimate.get(component, 0):
+            mismatches.append(
+                f"config {component} {estimate.get(component, 0):,} vs {real.get(component, 0):,}"
+            )
+    mismatches += _census(by_config, truth)
+    mismatches += _compare_figures(by_headers, truth, "headers")
+    if real.get("other"):
+        names = ", ".join(by_headers.params.other_names[:3])
+        mismatches.append(f"headers other {real['other']:,} ({names})")
+    layers = list(by_headers.layers)
+    for check in _checks(by_headers.cfg, layers, by_headers.params, by_config.params):
+        mismatches.append(f"headers check: {check}")
+    reasons = tuple(r for r in by_config.unverified if NOT_PROVEN not in r)
+    return Row(
+        case.model_type,
+        case.variation,
+        cls.__name__,
+        "",
+        tuple(m[:160] for m in mismatches[:MAX_ROW_LINES]),
+        reasons[:MAX_ROW_LINES],
+        truth.total,
+    )
+
+
+def judge_rows(rows: list[Row]) -> list[Row]:
+    """Verdicts by the sweep's rule: a model_type is proven when every row of it built agrees with the
+    model; a row is exact when its type is proven and hubdiff names no other doubt, unverified when hubdiff
+    names one (the unproven layout among them), wrong when it disagrees without a word."""
+    proven = set(proven_types(rows))
+    out = []
+    for r in rows:
+        if r.verdict == "not built":
+            out.append(r)
+            continue
+        reasons = tuple(x for x in r.reasons if NOT_PROVEN not in x)
+        if r.model_type not in proven:
+            reasons = (f"layout of {r.model_type} {NOT_PROVEN}", *reasons)
+        verdict = "unverified" if reasons else "wrong" if r.mismatches else "exact"
+        out.append(dataclasses.replace(r, verdict=verdict, reasons=reasons))
+    return out
+
+
+def proven_types(rows: list[Row]) -> list[str]:
+    """The model_types with a row built and every row built agreeing with the model."""
+    bad = {r.model_type for r in rows if r.mismatches}
+    return sorted({r.model_type for r in rows if r.verdict != "not built"} - bad)
+
+
+def sweep_type(model_type: str) -> list[Row]:
+    """Every row of one model_type (unjudged), or one "not built" row saying why there is none."""
+    cases, reason = sweep_cases(model_type)
+    rows = [sweep_row(case) for case in cases]
+    if reason:
+        rows.append(Row(model_type, "(variations)", "", "not built", (), (reason[:200],)))
+    return rows
+
+
+def sweep_rows_json(rows: list[dict[str, Any]]) -> str:
+    """The committed table's text: stable, one row a line, so that a change shows as a small diff."""
+    body = ",\n".join("    " + json.dumps(r, sort_keys=True) for r in rows)
+    return '{"format": 1, "rows": [\n' + body + "\n]}\n"
