@@ -296,6 +296,56 @@ def test_a_changed_structure_is_merged_key_by_key(own_hub, tmp_path):
     assert yaml.safe_load(after)["repos"][FLASH]["config"]["vision_config"]["projector_note"] == "no"
 
 
+# -- hand-written layouts -----------------------------------------------------------------------
+
+HAND_WRITTEN = [
+    # a value replaced where it stands: its comment, its quotes, its tag's place kept
+    ("a: 1  # one\nb: 'no'\n", {"a": 2, "b": "yes"}, "a: 2  # one\nb: 'yes'\n"),
+    ("a: plain\n", {"a": "on"}, "a: 'on'\n"),  # a YAML 1.1 boolean as a string gets quotes
+    ("a: !!str 123  # c\n", {"a": "124"}, "a: '124'  # c\n"),
+    ('a: "x"\n', {"a": "y"}, 'a: "y"\n'),
+    ("a: null\nb: 1\n", {"a": None, "b": 2}, "a: null\nb: 2\n"),
+    ("a:\nb: 1\n", {"a": 5, "b": 1}, "a: 5\nb: 1\n"),
+    ("a: 1\r\nb: 2\r\n", {"a": 1, "b": 3}, "a: 1\r\nb: 3\r\n"),
+    (
+        "a: [1]  # c\r\nb:\r\n  x: 1\r\n",
+        {"a": [2], "b": {"x": 1, "y": [1]}},
+        "a: [2]  # c\r\nb:\r\n  x: 1\r\n  y: [1]\r\n",
+    ),
+    # a changed collection rewritten in the style it had
+    ("a: [1, 2]  # list\nb: 2\n", {"a": [1, 3], "b": 2}, "a: [1, 3]  # list\nb: 2\n"),
+    ("a:\n- 1\n- 2\n", {"a": [1, 3]}, "a:\n- 1\n- 3\n"),
+    ("a:\n  - x: 1\n    y: 2\nb: 2\n", {"a": [{"x": 1, "y": 3}], "b": 2}, "a:\n  - x: 1\n    y: 3\nb: 2\n"),
+    ("a: {x: 1, y: 2}\n", {"a": {"x": 1, "y": 3}}, "a: {x: 1, y: 3}\n"),
+    ("a: |\n  one\n  two\nb: 1\n", {"a": "one\nthree\n", "b": 1}, "a: |\n  one\n  three\nb: 1\n"),
+    # keys merged in a mapping indented by hand: new ones after the last, at its indentation
+    (
+        "m:\n    x: 1  # kept\n    # about y\n    y: 2\nz: 0\n",
+        {"m": {"x": 1, "y": 2, "w": None}, "z": 0},
+        "m:\n    x: 1  # kept\n    # about y\n    y: 2\n    w: null\nz: 0\n",
+    ),
+    (  # a vanished key takes its own lines, not the comment above the next one
+        "m:\n    x: 1  # gone\n    # about y\n    y: 2\nz: 0\n",
+        {"m": {"y": 2}, "z": 0},
+        "m:\n    # about y\n    y: 2\nz: 0\n",
+    ),
+    ("m:\n  b: 1\n", {"m": {}}, "m: {}\n"),  # an emptied mapping is {}, not null
+]
+
+
+@pytest.mark.parametrize(("text", "new", "expected"), HAND_WRITTEN)
+def test_a_hand_written_layout_survives_a_change(text, new, expected):
+    assert splice(text, new) == expected
+    assert same(yaml.safe_load(expected), new)
+
+
+def test_anchors_are_not_spliced_around():
+    """An alias repeats its anchor's value: editing one in place would change the other unseen."""
+    text = "a: &x [1, 2]\nb: *x\n"
+    assert splice(text, {"a": [1, 2], "b": [1, 2]}) == text
+    assert splice(text, {"a": [1, 3], "b": [1, 2]}) == "a: [1, 3]\nb: [1, 2]\n"
+
+
 # -- the writer on any plain data ---------------------------------------------------------------
 
 TRICKY = [

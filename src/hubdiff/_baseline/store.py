@@ -48,8 +48,19 @@ class _FlowMap(dict):  # type: ignore[type-arg]
     """A mapping to be written in flow style (``{a: 1}``): what the old text had."""
 
 
+class _Literal(str):
+    """Text to be written as a ``|`` block: what the old text had."""
+
+
 class _Dumper(yaml.SafeDumper):
     """Lists of scalars in flow style, everything else in block style, unless the old text said otherwise."""
+
+
+class _IndentedDumper(_Dumper):
+    """Block sequences indented under their key (``key:`` then ``  - item``), for a file written so."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
 
 
 def _scalars_only(value: list[Any]) -> bool:
@@ -66,15 +77,21 @@ def _represent_dict(dumper: yaml.SafeDumper, value: dict[Any, Any]) -> yaml.Node
     return dumper.represent_mapping("tag:yaml.org,2002:map", value.items(), flow_style=flow)
 
 
+def _represent_literal(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+
+
+_Dumper.add_representer(_Literal, _represent_literal)
 for _type in (list, _Flow, _Block):
     _Dumper.add_representer(_type, _represent_list)
 for _type in (dict, _FlowMap):
     _Dumper.add_representer(_type, _represent_dict)
 
 
-def dump(data: Any, width: int = WIDTH) -> str:
+def dump(data: Any, width: int = WIDTH, indented_lists: bool = False) -> str:
     """A whole document (a new baseline file), or a fragment written ``width`` columns wide."""
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=width, indent=2)
+    dumper = _IndentedDumper if indented_lists else _Dumper
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True, width=width, indent=2)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -119,10 +136,12 @@ class _Text:
         return self.line_start(line + 1)
 
     def apply(self) -> str:
+        """The text with every edit made, new lines ending as the file's do (``\\r\\n`` or ``\\n``)."""
+        newline = "\r\n" if "\r\n" in self.text else "\n"
         out, at = [], 0
         for start, end, replacement in sorted(self.edits, key=lambda e: (e[0], e[1])):
             out.append(self.text[at:start])
-            out.append(replacement)
+            out.append(replacement.replace("\n", newline))
             at = end
         out.append(self.text[at:])
         return "".join(out)
@@ -147,17 +166,32 @@ def _indent(text: _Text, key: yaml.Node) -> int | None:
 
 
 def _styled(old: yaml.Node, value: Any) -> Any:
-    """``value`` marked with the style ``old`` was written in, where both are collections of a kind."""
+    """``value`` marked with the style ``old`` was written in, where both are of a kind."""
     if isinstance(value, list) and isinstance(old, yaml.SequenceNode) and old.value:
         return _Flow(value) if old.flow_style else _Block(value)
     if isinstance(value, dict) and isinstance(old, yaml.MappingNode) and old.value and old.flow_style:
         return _FlowMap(value)
+    if isinstance(value, str) and isinstance(old, yaml.ScalarNode) and old.style == "|" and "\n" in value:
+        return _Literal(value)
     return value
 
 
-def _fragment(key: Any, value: Any, column: int) -> str:
+def _indented_lists(text: _Text, node: yaml.Node, key_column: int) -> bool:
+    """Whether the first block sequence in ``node`` has its dashes indented past its key's column."""
+    if isinstance(node, yaml.SequenceNode) and not node.flow_style and node.value:
+        first = node.value[0].start_mark
+        dash = text.text.rfind("-", text.line_start(first.line), first.index)
+        return dash - text.line_start(first.line) > key_column
+    if isinstance(node, yaml.MappingNode) and not node.flow_style:
+        for key_node, value_node in node.value:
+            if isinstance(value_node, (yaml.MappingNode, yaml.SequenceNode)):
+                return _indented_lists(text, value_node, key_node.start_mark.column)
+    return False
+
+
+def _fragment(key: Any, value: Any, column: int, indented_lists: bool = False) -> str:
     """``key: value`` as lines indented to ``column``, wrapped as if written at that depth."""
-    text = dump({key: value}, width=max(WIDTH - column, 40))
+    text = dump({key: value}, width=max(WIDTH - column, 40), indented_lists=indented_lists)
     pad = " " * column
     return "".join(pad + line if line.strip() else line for line in text.splitlines(keepends=True))
 
@@ -243,8 +277,8 @@ def _splice_value(
         if scalar is not None and value_node.end_mark.index > value_node.start_mark.index:
             return [(value_node.start_mark.index, value_node.end_mark.index, scalar)]
     start, end = text.line_start(key_node.start_mark.line), text.after_line(_last_line(value_node))
-    fragment = _fragment(key, _styled(value_node, new), column)
-    rest = text.text[value_node.end_mark.index : end].rstrip("\n")
+    fragment = _fragment(key, _styled(value_node, new), column, _indented_lists(text, value_node, column))
+    rest = text.text[value_node.end_mark.index : end].rstrip("\r\n")
     if rest.strip().startswith("#") and _last_line(value_node) == value_node.end_mark.line:
         fragment = fragment.rstrip("\n") + rest + "\n"  # the comment after the value stays with it
     return [(start, end, fragment)]
@@ -297,11 +331,10 @@ def write_baseline(path: Path, data: dict[str, Any]) -> None:
 @dataclass
 class Editing:
     """A baseline opened for change: ``baseline`` as validated, ``doc`` its data to edit in place
-    (plain dicts and lists, in the file's key order); ``written`` says whether the file changed."""
+    (plain dicts and lists, in the file's key order)."""
 
     baseline: Baseline
     doc: dict[str, Any]
-    written: bool = False
 
 
 @contextmanager
@@ -319,4 +352,4 @@ def edit(path: Path, create: dict[str, Any] | None = None) -> Iterator[Editing]:
             old_text = path.read_text(encoding="utf-8")
             editing = Editing(baseline, plain(baseline.raw))
         yield editing
-        editing.written = write(path, editing.doc, old_text)
+        write(path, editing.doc, old_text)
