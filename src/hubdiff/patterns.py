@@ -1,7 +1,7 @@
 """Tensor names compressed to patterns: a 200,000-tensor checkpoint on one screen.
 
-A name is split at dots; every segment that is a plain decimal number (no sign, no leading zero) is an
-index position. Names that share the rest of their text, dtype and shape form one group, and each
+A name is split at dots; every segment that is a plain decimal number (no sign, no leading zero, at
+most 18 digits, so that it is a 64-bit number) is an index position. Names that share the rest of their text, dtype and shape form one group, and each
 group's index tuples are written as a union of cartesian products of index sets, so that
 
     model.layers.{3-78}.mlp.experts.{0-255}.down_proj.weight   BF16 [6144, 2048]   x19,456
@@ -17,17 +17,20 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from itertools import accumulate, product, repeat, starmap
-from itertools import compress as pick
 from operator import itemgetter
 
-# a dotted segment that is a plain decimal number: no sign, no leading zero (so it round-trips)
-_INDEX_SEGMENT = re.compile(r"(?:(?<=\.)|^)(0|[1-9][0-9]*)(?=\.|$)")
-_ITEM = re.compile(r"^(\d+)(?:-(\d+)(?:/(\d+))?)?$")
+# a dotted segment that is a plain decimal number: no sign, no leading zero (so it round-trips), at most
+# 18 digits (a longer run of digits in a hostile name stays text: int() of thousands of digits refuses)
+_INDEX_SEGMENT = re.compile(r"(?:(?<=\.)|^)(0|[1-9][0-9]{0,17})(?=\.|$)")
+_ITEM = re.compile(r"^([0-9]{1,18})(?:-([0-9]{1,18})(?:/([0-9]{1,18}))?)?$")  # ASCII digits only
+# Values one index set may hold when read back (a cache entry, a baseline): "0-99999999999" is 13
+# characters; far above the ~2 million tensors a 100 MB header can name.
+MAX_INDEX_VALUES = 1 << 22
 
 
 def format_index_set(values: Iterable[int]) -> str:
@@ -54,17 +57,22 @@ def format_index_set(values: Iterable[int]) -> str:
 
 
 def parse_index_set(text: str) -> tuple[int, ...]:
-    """Inverse of :func:`format_index_set`; raises ValueError on anything else."""
+    """Inverse of :func:`format_index_set`; raises ValueError on anything else, and on a set of more
+    than ``MAX_INDEX_VALUES`` values (counted before any is made)."""
     values: set[int] = set()
+    total = 0
     for item in text.split(","):
         match = _ITEM.match(item.strip())
         if not match:
-            raise ValueError(f"not an index set: {text!r}")
+            raise ValueError(f"not an index set: {text[:80]!r}")
         start = int(match.group(1))
         end = int(match.group(2)) if match.group(2) is not None else start
         step = int(match.group(3)) if match.group(3) is not None else 1
         if end < start or step < 1 or (end - start) % step:
-            raise ValueError(f"not an index set: {text!r}")
+            raise ValueError(f"not an index set: {text[:80]!r}")
+        total += (end - start) // step + 1
+        if total > MAX_INDEX_VALUES:
+            raise ValueError(f"index set of more than {MAX_INDEX_VALUES:,} values: {text[:80]!r}")
         values.update(range(start, end + 1, step))
     return tuple(sorted(values))
 
@@ -113,7 +121,7 @@ def split_name(name: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
 
 # The same segments in names written as ".name." one per line: a pattern that starts with a literal
 # dot lets the regex engine skip ahead, three times faster than the lookbehind form.
-_DOTTED_INDEX = re.compile(r"\.(0|[1-9][0-9]*)(?=\.)")
+_DOTTED_INDEX = re.compile(r"\.(0|[1-9][0-9]{0,17})(?=\.)")
 
 # (parts, dtype, shape): the key every tensor of one pattern shares
 GroupKey = tuple[tuple[str, ...], str, tuple[int, ...]]
@@ -224,14 +232,17 @@ class ShardGroups:
         triples = list(zip(templates, dtypes, shapes))
         number = {triple: n for n, triple in enumerate(dict.fromkeys(triples))}
         order = array("I", map(number.__getitem__, triples))
-        if len(number) == 1:
-            ((template, dtype, shape),) = number
-            groups = {(parts_of[template], dtype, shape): tuples}
+        keys = [(parts_of[template], dtype, shape) for template, dtype, shape in number]
+        if len(keys) == 1:
+            groups = {keys[0]: tuples}
         else:
-            groups = {
-                (parts_of[template], dtype, shape): list(pick(tuples, map(n.__eq__, order)))
-                for (template, dtype, shape), n in number.items()
-            }
+            # The tuples in group order by one stable sort, then cut at each group's count: one pass
+            # whatever the number of groups (a filter per group was groups x tensors: 40,000 names
+            # with no index, 40,000 groups, took minutes).
+            by_group = list(map(tuples.__getitem__, sorted(range(len(order)), key=order.__getitem__)))
+            counts = Counter(order)
+            ends = list(accumulate(map(counts.__getitem__, range(len(keys)))))
+            groups = dict(zip(keys, map(by_group.__getitem__, map(slice, [0, *ends[:-1]], ends))))
         return cls(groups, order, len(names), unknown, size)
 
     def names(self) -> Iterator[tuple[str, tuple[str, ...], tuple[int, ...]]]:
@@ -253,33 +264,44 @@ class Grouping:
     Holding every name of a 200,000-tensor checkpoint at once (and the joined text ``_split_all``
     makes of them) is what set a cold read's peak memory; the index tuples kept here are a third of
     that. ``groups`` ends equal to ``group`` of all the names with their shard numbers.
+
+    A repeated name is looked up once per template: ``_seen`` holds each template's index tuples (over
+    all its dtypes and shapes) with their shards. For a template of one dtype and shape, the usual
+    case, that is the group's own dict, shared; only a template of several keeps a merged copy (looking
+    through each of its keys instead was keys x shards: one template in 40,000 shapes, quadratic).
     """
 
     def __init__(self) -> None:
         self.groups: dict[GroupKey, dict[tuple[int, ...], int]] = defaultdict(dict)
-        self._keys_of: dict[tuple[str, ...], list[GroupKey]] = defaultdict(list)  # template -> its keys
+        self._seen: dict[tuple[str, ...], dict[tuple[int, ...], int]] = {}  # template -> tuple -> shard
+        self._merged: set[tuple[str, ...]] = set()  # templates whose _seen is a dict of its own
 
     def add(self, shard_groups: ShardGroups, shard: int) -> tuple[str, int] | None:
         """Add one shard's tensors (names unique within it); or, if a name was in an earlier shard, the
         first such name (in the header's order) and that shard's number, adding nothing."""
-        groups, keys_of = self.groups, self._keys_of
+        groups, seen = self.groups, self._seen
         new = shard_groups.groups
         for (parts, _, _), tuples in new.items():
-            if any(not groups[key].keys().isdisjoint(tuples) for key in keys_of.get(parts, ())):
+            earlier = seen.get(parts)
+            if earlier is not None and not earlier.keys().isdisjoint(tuples):
                 return self._first_repeat(shard_groups)
         for key, tuples in new.items():
             held = groups[key]
-            if not held:
-                keys_of[key[0]].append(key)
             held.update(zip(tuples, repeat(shard)))
+            parts = key[0]
+            known = seen.setdefault(parts, held)
+            if known is not held:  # a second key of this template: its tuples kept merged from now on
+                if parts not in self._merged:
+                    known = seen[parts] = dict(known)
+                    self._merged.add(parts)
+                known.update(zip(tuples, repeat(shard)))
         return None
 
     def _first_repeat(self, shard_groups: ShardGroups) -> tuple[str, int] | None:
         for name, parts, indices in shard_groups.names():
-            for key in self._keys_of.get(parts, ()):
-                earlier = self.groups[key].get(indices)
-                if earlier is not None:
-                    return name, earlier
+            earlier = self._seen.get(parts, {}).get(indices)
+            if earlier is not None:
+                return name, earlier
         return None
 
 
@@ -298,29 +320,83 @@ def ordered(patterns: Iterable[Pattern]) -> list[Pattern]:
 
 
 def _products(tuples: AbstractSet[tuple[int, ...]]) -> list[tuple[tuple[int, ...], ...]]:
-    """Write a set of equal-length index tuples as a union of disjoint cartesian products."""
+    """Write a set of equal-length index tuples as a union of disjoint cartesian products.
+
+    The first index splits the set: heads whose tails are the same set share one product with those
+    tails, which are split the same way, one index position after another. Each distinct tail is
+    numbered once (a suffix id: its first value and the id of the tail after it), so a set of tails is
+    a set of numbers and the work is linear in the indices however many positions a name has and
+    however the tuples are shaped (comparing the tails themselves was positions squared per tuple);
+    the positions are walked with a stack, not recursion, so a name of 5,000 indices is no deeper.
+    """
     first = next(iter(tuples))
-    if len(first) == 0:
+    width = len(first)
+    if width == 0:
         return [()]
-    columns = [set(map(itemgetter(i), tuples)) for i in range(len(first))]
-    if math.prod(map(len, columns)) == len(tuples):  # the common case, one full grid: no recursion
+    columns = [set(map(itemgetter(i), tuples)) for i in range(width)]
+    if math.prod(map(len, columns)) == len(tuples):  # the common case, one full grid
         return [tuple(tuple(sorted(values)) for values in columns)]
-    rest_by_head: dict[int, set[tuple[int, ...]]] = defaultdict(set)  # head index -> the tails after it
-    for t in tuples:
-        rest_by_head[t[0]].add(t[1:])
-    heads_by_rest: dict[frozenset[tuple[int, ...]], list[int]] = defaultdict(list)
-    for head, rest in rest_by_head.items():
-        heads_by_rest[frozenset(rest)].append(head)
+    # suffix id -> (its first index, the id of the suffix after it); 0 is the empty suffix
+    head_of: list[int] = [-1]
+    rest_of: list[int] = [0]
+    number: dict[tuple[int, int], int] = {}
+    ids = [0] * len(tuples)
+    rows = list(tuples)
+    for position in reversed(range(width)):
+        suffixes = []
+        for pair in zip(map(itemgetter(position), rows), ids):
+            sid = number.get(pair)
+            if sid is None:
+                sid = number[pair] = len(head_of)
+                head_of.append(pair[0])
+                rest_of.append(pair[1])
+            suffixes.append(sid)
+        ids = suffixes
+
+    def split(suffixes: Iterable[int]) -> list[tuple[tuple[int, ...], frozenset[int]]]:
+        rest_by_head: dict[int, list[int]] = defaultdict(list)  # head index -> the tails after it
+        for sid in suffixes:
+            rest_by_head[head_of[sid]].append(rest_of[sid])
+        heads_by_rest: dict[frozenset[int], list[int]] = defaultdict(list)
+        for head, rest in rest_by_head.items():
+            heads_by_rest[frozenset(rest)].append(head)
+        return [(tuple(sorted(heads)), tails) for tails, heads in heads_by_rest.items()]
+
     out: list[tuple[tuple[int, ...], ...]] = []
-    for tails, heads in heads_by_rest.items():
-        head_set = tuple(sorted(heads))
-        for tail in _products(set(tails)):
-            out.append((head_set, *tail))
+    path: list[tuple[int, ...]] = []  # the index sets chosen at the positions above the current one
+    stack = [iter(split(set(ids)))]
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            if stack:
+                path.pop()
+            continue
+        heads, tails = step
+        if len(tails) == 1:  # one tail (the empty one at the last position): one index per position
+            (sid,) = tails
+            rest = []
+            while sid:
+                rest.append((head_of[sid],))
+                sid = rest_of[sid]
+            out.append((*path, heads, *rest))
+        else:
+            path.append(heads)
+            stack.append(iter(split(tails)))
     return out
 
 
+_DIGITS = re.compile(r"([0-9]+)")
+
+
 def _natural_key(text: str) -> tuple:
-    return tuple(int(tok) if tok.isdigit() else tok for tok in re.split(r"(\d+)", text))
+    """Text with its runs of ASCII digits ordered as numbers: (length without leading zeros, digits)
+    orders as int() would, without int() (which refuses 4,300 digits and reads '²' as a digit)."""
+    pieces = _DIGITS.split(text)
+    for i in range(1, len(pieces), 2):
+        digits = pieces[i].lstrip("0")
+        pieces[i] = (len(digits), digits)  # type: ignore[call-overload]
+    return tuple(pieces)
 
 
 def compress(tensors: Iterable[tuple[str, str, tuple[int, ...]]]) -> list[Pattern]:
