@@ -77,14 +77,9 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def write(rows: list[dict[str, Any]]) -> None:
-    from tests.oracle import proven_types, sweep_rows_json
+    from tests.oracle import proven_module, sweep_rows_json
 
     TABLE.write_text(sweep_rows_json(rows))
-    from tests.oracle import Row
-
-    proven = proven_types(
-        [Row(**{**r, "mismatches": tuple(r["mismatches"]), "reasons": tuple(r["reasons"])}) for r in rows]
-    )
     lines = [
         "# The sweep: hubdiff against every model_type transformers ships",
         "",
@@ -101,13 +96,7 @@ def write(rows: list[dict[str, Any]]) -> None:
             f"| {r['model_type']} | {r['variation']} | {r['model_class']} | {r['verdict']} | {detail} |"
         )
     REPORT.write_text("\n".join(lines) + "\n")
-    body = "".join(f'        "{t}",\n' for t in proven)
-    PROVEN.write_text(
-        '"""The model_types whose layout the sweep (``scripts/sweep.py``) proved exact: generated, do not edit.\n\n'
-        "hubdiff vouches for the figures of these; any other model_type transformers ships is marked\n"
-        'unverified. ``tests/test_sweep.py`` checks this list against the committed table."""\n\n'
-        f"PROVEN_TYPES: frozenset[str] = frozenset(\n    {{\n{body}    }}\n)\n"
-    )
+    PROVEN.write_text(proven_module(rows))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -258,10 +258,10 @@ _LAYER_COUNT_KEYS = (
     "num_decoder_layers",
 )
 NOT_PROVEN = "not proven by the sweep"
+# class names of recurrent mixers (case kept: "GptOssMLP" holds no SSM)
 _RECURRENT_CLASS = re.compile(
-    r"mamba|deltanet|linearattention|recurrent|rglru|lightning|ssm|kda|rwkv|retention|shortconv|"
-    r"hyena|xlstm|mlstm|slstm",
-    re.IGNORECASE,
+    r"Mamba|DeltaNet|LinearAttention|Recurrent|R[Gg][Ll][Rr][Uu]|Lightning|SSM|Ssm(?![a-z])|Kda|KDA|Rwkv|"
+    r"RWKV|Retention|ShortConv|Hyena|[LlMmSs]STM|[Xx]Lstm"
 )
 _MODEL_MAPPINGS = (
     "MODEL_FOR_CAUSAL_LM_MAPPING",
@@ -318,6 +318,9 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         text["num_key_value_heads"] = 1
     elif isinstance(heads, int) and isinstance(kv, int) and kv == heads and heads % 2 == 0:
         text["num_key_value_heads"] = heads // 2
+    for key in ("num_experts_per_tok", "moe_topk", "moe_k"):
+        if key in text and text[key] is None:
+            text[key] = 2
     out.append(("size", _shrunk(bigger, MAX_SWEEP_LAYERS - 3)))
     tied = copy.deepcopy(out[0][1])
     flag = tied.get("tie_word_embeddings", _text_part(tied).get("tie_word_embeddings"))
@@ -359,18 +362,41 @@ def sweep_cases(model_type: str) -> tuple[list[Case], str]:
             config = cfg_obj.to_diff_dict()
         config["model_type"] = model_type
         cases.append(Case(model_type, variation, _clean(config)))
+    for name, config in _corpus_configs().get(model_type, []):
+        cases.append(Case(model_type, name, _clean(_shrunk(config, MAX_SWEEP_LAYERS))))
     return cases, "; ".join(failures)
 
 
-def sweep_model_class(config_obj: Any) -> type | None:
-    """The class a checkpoint of this config is saved from: a language-model head first."""
+@functools.cache
+def _corpus_configs() -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """The real configs under tests/data (corpus included) by model_type: rows beside the defaults."""
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data"
+    out: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for path in sorted(data.glob("*/config.json")) + sorted((data / "corpus").glob("*/config.json")):
+        config = json.loads(path.read_text())
+        if isinstance(config.get("model_type"), str):
+            out.setdefault(config["model_type"], []).append((path.parent.name, config))
+    return out
+
+
+def sweep_model_classes(config_obj: Any) -> list[type]:
+    """The classes a checkpoint of this config may be saved from, the likeliest first: a language-model
+    head, or for a config with sub-configs (a vision tower) the image-text class."""
     from transformers.models.auto import modeling_auto as auto
 
-    for mapping in _MODEL_MAPPINGS:
+    order = list(_MODEL_MAPPINGS)
+    if getattr(config_obj, "sub_configs", None):
+        order.insert(0, order.pop(1))
+    out: list[type] = []
+    for mapping in order:
         with contextlib.suppress(KeyError, ValueError, AttributeError, ImportError):
             cls = getattr(auto, mapping)[type(config_obj)]
-            return cls[0] if isinstance(cls, (tuple, list)) else cls
-    return None
+            cls = cls[0] if isinstance(cls, (tuple, list)) else cls
+            if cls not in out:
+                out.append(cls)
+    return out
 
 
 @dataclass(frozen=True)
@@ -556,17 +582,31 @@ def sweep_row(case: Case) -> Row:
     from hubdiff.snapshot import Snapshot, Tensor
 
     cfg_obj, reason = build_config(case.config)
+    if cfg_obj is None:
+        return Row(case.model_type, case.variation, "", "not built", (), (reason,))
+    model = None
+    failures = []
     try:
-        cls = sweep_model_class(cfg_obj) if cfg_obj is not None else None
+        classes = sweep_model_classes(cfg_obj)
     except Exception as exc:  # a modeling module that fails to import (a missing optional package)
-        cls, reason = None, _one_line(exc, 160)
-    if cfg_obj is None or cls is None:
-        return Row(case.model_type, case.variation, "", "not built", (), (reason or "no model class",))
-    try:
-        with _quiet(), torch.device("meta"), _no_torch_init():
-            model = cls(cfg_obj)
-    except Exception as exc:
-        return Row(case.model_type, case.variation, cls.__name__, "not built", (), (_one_line(exc, 160),))
+        classes, failures = [], [_one_line(exc, 160)]
+    for cls in classes:
+        try:
+            with _quiet(), torch.device("meta"), _no_torch_init():
+                model = cls(cfg_obj)
+            break
+        except Exception as exc:
+            failures.append(f"{cls.__name__}: {_one_line(exc, 160)}")
+    if model is None:
+        return Row(
+            case.model_type,
+            case.variation,
+            "",
+            "not built",
+            (),
+            (failures[0] if failures else "no model class",),
+        )
+    cls = type(model)
     truth = _truth(model, cfg_obj, _inventory(model, "checkpoint"))
     config = {**case.config, "architectures": [cls.__name__]}
     head = (f"sweep/{case.model_type}", "main", "", None, config, None, (), {})
@@ -622,9 +662,13 @@ def judge_rows(rows: list[Row]) -> list[Row]:
 
 
 def proven_types(rows: list[Row]) -> list[str]:
-    """The model_types with a row built and every row built agreeing with the model."""
-    bad = {r.model_type for r in rows if r.mismatches}
-    return sorted({r.model_type for r in rows if r.verdict != "not built"} - bad)
+    """The model_types with a row that agrees with the model and no row that disagrees without a word:
+    a row that hubdiff marks unverified for a reason of its own (a null top-k, a key it does not read)
+    neither proves nor disproves the layout."""
+    own = [(r, tuple(x for x in r.reasons if NOT_PROVEN not in x)) for r in rows if r.verdict != "not built"]
+    bad = {r.model_type for r, reasons in own if r.mismatches and not reasons}
+    good = {r.model_type for r, reasons in own if not r.mismatches and not reasons}
+    return sorted(good - bad)
 
 
 def sweep_type(model_type: str) -> list[Row]:
@@ -640,3 +684,29 @@ def sweep_rows_json(rows: list[dict[str, Any]]) -> str:
     """The committed table's text: stable, one row a line, so that a change shows as a small diff."""
     body = ",\n".join("    " + json.dumps(r, sort_keys=True) for r in rows)
     return '{"format": 1, "rows": [\n' + body + "\n]}\n"
+
+
+def _wrapped(names: list[str], indent: str = "    ") -> str:
+    lines, line = [], ""
+    for name in names:
+        if line and len(indent) + len(line) + len(name) + 1 > 100:
+            lines.append(indent + line)
+            line = ""
+        line = f"{line} {name}".strip()
+    return "\n".join([*lines, indent + line]) if line else ""
+
+
+def proven_module(rows: list[dict[str, Any]]) -> str:
+    """The text of ``hubdiff/_metrics/proven.py`` for the judged rows of the table."""
+    judged = [
+        Row(**{**r, "mismatches": tuple(r["mismatches"]), "reasons": tuple(r["reasons"])}) for r in rows
+    ]
+    swept = sorted({r.model_type for r in judged})
+    return (
+        '"""The model_types the sweep (``scripts/sweep.py``) tried, and those whose layout it proved exact.\n\n'
+        "Generated from tests/data/sweep.json by the sweep: do not edit. hubdiff vouches for the layout of a\n"
+        "proven model_type; any other swept one (every model_type the installed transformers ships) is marked\n"
+        '``layout of ... not proven by the sweep``. tests/test_sweep.py checks this file against the table."""\n\n'
+        f'PROVEN_TYPES: frozenset[str] = frozenset(\n    """\n{_wrapped(proven_types(judged))}\n    """.split()  # noqa: SIM905\n)\n'
+        f'SWEPT_TYPES: frozenset[str] = frozenset(\n    """\n{_wrapped(swept)}\n    """.split()  # noqa: SIM905\n)\n'
+    )

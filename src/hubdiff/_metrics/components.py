@@ -86,6 +86,7 @@ _SCALE_SUFFIXES = (
 _NUMBERED_SCALE = re.compile(r"_scale_\d+$")  # e.g. NVFP4's per-tensor weight_scale_2
 _EMBED = {
     "embed_tokens",
+    "embed_in",
     "wte",
     "word_embeddings",
     "tok_embeddings",
@@ -215,7 +216,7 @@ def classify(
     if "indexer" in segset:
         return "dsa_indexer", layer
     info = layers.get(layer) if layer is not None else None
-    in_attn = bool(segset & _ATTN)
+    in_attn = bool(segset & _ATTN) or last.startswith("cross_attn_")  # mllama's cross_attn_attn_gate
     if in_attn and info is not None and info.attention == "none" and info.mlp != "none":
         # hybrid stacks (e.g. hybrid_override_pattern) name an MLP-only layer's block "mixer" too
         return ("norms" if len(shape) == 1 else "dense_mlp"), layer

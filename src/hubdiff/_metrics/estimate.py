@@ -14,6 +14,7 @@ torch's meta device in the test suite. An architecture missing from the table ge
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -48,6 +49,9 @@ class ArchitectureFacts:
     stacked_experts: bool = False  # experts as [experts x width, hidden] matrices (DBRX)
     fused_gate_up: bool = False  # one gate_up_proj (Phi-3)
     split_gdn_proj: bool = False  # Gated DeltaNet's in_proj_qkv / _z / _b / _a stored apart (Qwen3.5)
+    never_tied: bool = False  # the class keeps a separate head whatever tie_word_embeddings says
+    swa_kv_multiplier: int = 1  # sliding-window layers have this many times the KV heads (MiMo-V2)
+    swa_sinks: bool = False  # sliding-window layers have one learned sink logit per head
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=True)
@@ -88,6 +92,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "glm4v_text": ArchitectureFacts(qkv_bias=True, norms_per_layer=4, fused_gate_up=True),
     "nemotron_h": ArchitectureFacts(gated_mlp=False, router_bias=True),
     "starcoder2": ArchitectureFacts(gated_mlp=False),
+    "mimo_v2_flash": ArchitectureFacts(router_bias=True, swa_kv_multiplier=2, swa_sinks=True),
 }
 # multimodal releases name the outer model; their text model's facts apply (read without transformers)
 for _outer, _text in (
@@ -103,6 +108,22 @@ for _outer, _text in (
     ("mllama", "mllama_text_model"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
+# routers that always keep an e_score_correction_bias buffer, whatever topk_method says
+for _model_type in (
+    "deepseek_v3",
+    "deepseek_v32",
+    "glm_moe_dsa",
+    "glm4_moe_lite",
+    "kimi_k25",
+    "sarvam_mla",
+    "sarvam_moe",
+    "exaone_moe",
+    "solar_open",
+    "axk1",
+):
+    ARCHITECTURE_FACTS[_model_type] = ArchitectureFacts(router_bias=True)
+for _model_type in ("nemotron_h", "mllama_text_model", "mllama"):  # no tied-weights keys in the class
+    ARCHITECTURE_FACTS[_model_type] = dataclasses.replace(ARCHITECTURE_FACTS[_model_type], never_tied=True)
 _COMMON = ArchitectureFacts()
 _NON_GATED_ACTS = frozenset({"relu2", "relu_squared", "squared_relu"})
 
@@ -137,7 +158,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         ("model.embed_tokens.weight", dt, (vocab + arch.extra_embedding_rows, h)),
         ("model.norm.weight", dt, (h,)),
     ]
-    if not cfg.tied_embeddings:
+    if not cfg.tied_embeddings or arch.never_tied:
         out.append(("lm_head.weight", dt, (vocab, h)))
     blocks = block_configs(cfg)
     for layer in layers:
@@ -202,6 +223,8 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
         kv = cfg.number("swa_num_key_value_heads", default=kv) or kv
         hd = cfg.number("swa_head_dim", default=hd) or hd
         vd = cfg.number("swa_v_head_dim", default=vd) or vd
+    elif layer.attention == "swa":
+        kv *= facts(cfg)[0].swa_kv_multiplier
     return heads, kv, hd, vd
 
 
@@ -277,6 +300,7 @@ def _attention(
     if (
         arch.sinks
         or (layer.attention == "swa" and cfg.get("add_swa_attention_sink_bias") is True)
+        or (layer.attention == "swa" and arch.swa_sinks and cfg.get("add_swa_attention_sink_bias") is None)
         or (layer.attention != "swa" and cfg.get("add_full_attention_sink_bias") is True)
     ):
         out.append((a + "sinks", dt, (heads,)))
@@ -885,6 +909,21 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
             out += _vit_block(
                 f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2")
             )
+        if v.get("vision_use_head") is True:  # SigLIP's attention-pooling head
+            p = e + "head."
+            out += [
+                (p + "probe", dt, (1, 1, d)),
+                (p + "attention.in_proj_weight", dt, (3 * d, d)),
+                (p + "attention.in_proj_bias", dt, (3 * d,)),
+                (p + "attention.out_proj.weight", dt, (d, d)),
+                (p + "attention.out_proj.bias", dt, (d,)),
+                (p + "layernorm.weight", dt, (d,)),
+                (p + "layernorm.bias", dt, (d,)),
+                (p + "mlp.fc1.weight", dt, (mlp, d)),
+                (p + "mlp.fc1.bias", dt, (mlp,)),
+                (p + "mlp.fc2.weight", dt, (d, mlp)),
+                (p + "mlp.fc2.bias", dt, (d,)),
+            ]
         if isinstance(cfg.raw.get("mm_tokens_per_image"), int):  # Gemma 3: a norm and one projection
             out += [
                 ("multi_modal_projector.mm_input_projection_weight", dt, (d, text_hidden)),

@@ -18,6 +18,7 @@ import re
 from .config import BLOCK_PARTS, TEXT_CONFIG_KEYS, VISION_CONFIG_KEYS, ArchConfig, absurd_layer_count
 from .estimate import ARCHITECTURE_FACTS, vision_kind
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
+from .proven import PROVEN_TYPES, SWEPT_TYPES
 
 _SHAPE_WORDS = re.compile(
     r"(size|dim|heads?|layers?|experts?|rank|window|pattern|blocks?|types?|kernel|groups?|ratios?|freq|"
@@ -246,7 +247,18 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
             *reasons[: MAX_REASONS - 1],
             f"and {len(reasons) - MAX_REASONS + 1} more keys not understood",
         ]
-    return tuple(reasons)
+    unproven = layout_unproven(cfg)
+    return tuple(reasons) + ((unproven,) if unproven else ())
+
+
+def layout_unproven(cfg: ArchConfig) -> str | None:
+    """Unknown means unverified: the layout hubdiff writes out for a model_type transformers ships
+    and the sweep (scripts/sweep.py) has not proven exact is a guess, and said to be one. A model_type
+    transformers does not ship (remote code) cannot be swept; its layout is stated as an assumption."""
+    model_type = str(cfg.raw.get("model_type") or "")
+    if model_type in SWEPT_TYPES and model_type not in PROVEN_TYPES:
+        return f"layout of {model_type} not proven by the sweep"
+    return None
 
 
 def _guesses_of_the_key_reader(cfg: ArchConfig) -> list[str]:
