@@ -1,0 +1,190 @@
+"""The sweep (``scripts/sweep.py``) in the suite: a fixed sample of model_types, re-run and held to the
+committed table.
+
+Each sampled model_type's defaults and variations are built on the meta device and compared with
+hubdiff's figures (``tests/oracle.py``: ``sweep_type``). The suite fails when a row is wrong (hubdiff
+disagrees with the model and does not say its figures are unverified), when the committed table
+(tests/data/sweep.json) is not what the code now produces for the sample, or when the generated
+``hubdiff._metrics.proven`` is not what the table implies: neither can go stale silently.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from hubdiff._metrics import MetricsOptions, compute_metrics
+from hubdiff._metrics.proven import PROVEN_TYPES, SWEPT_TYPES
+from hubdiff.snapshot import Snapshot
+
+from .oracle import NOT_PROVEN, Row, judge_rows, proven_module, sweep_type
+
+TABLE = Path(__file__).parent / "data" / "sweep.json"
+PROVEN_MODULE = Path(__file__).parent.parent / "src" / "hubdiff" / "_metrics" / "proven.py"
+
+# Every family of layer (full, sliding, MLA, DSA, cross-attention, Mamba-1/-2, Gated DeltaNet, KDA,
+# lightning, RG-LRU, RWKV, short convolutions, parallel hybrids) and of MLP (gated, plain, fused,
+# MoE fused or stacked, shared experts, MLP-only blocks), text-only and with vision towers, proven and not.
+SAMPLE = [
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "qwen3_next",
+    "qwen3_5_text",
+    "qwen3_5_moe_text",
+    "deepseek_v2",
+    "deepseek_v3",
+    "deepseek_v32",
+    "glm_moe_dsa",
+    "glm4_moe",
+    "gemma",
+    "gemma2",
+    "gemma3_text",
+    "gemma3",
+    "llama4_text",
+    "llama4",
+    "mllama",
+    "jamba",
+    "mamba",
+    "mamba2",
+    "falcon_mamba",
+    "nemotron_h",
+    "falcon_h1",
+    "bamba",
+    "zamba2",
+    "granitemoehybrid",
+    "recurrent_gemma",
+    "rwkv",
+    "lfm2",
+    "minimax",
+    "kimi_linear",
+    "gpt_oss",
+    "mimo_v2_flash",
+    "phi3",
+    "phi",
+    "phimoe",
+    "gpt2",
+    "gpt_neox",
+    "gptj",
+    "codegen",
+    "bloom",
+    "falcon",
+    "opt",
+    "mpt",
+    "starcoder2",
+    "gpt_bigcode",
+    "cohere",
+    "olmo",
+    "olmo2",
+    "olmoe",
+    "dbrx",
+    "qwen2_vl",
+    "qwen2_5_vl",
+    "qwen3_vl",
+    "qwen3_vl_moe",
+    "glm4v",
+    "llava",
+    "mistral3",
+    "bert",
+    "t5",
+    "bart",
+    "whisper",
+    "ernie4_5_moe",
+    "hunyuan_v1_moe",
+    "granitemoe",
+    "exaone4",
+    "smollm3",
+    "stablelm",
+    "persimmon",
+]
+
+
+def _committed() -> list[dict]:
+    return json.loads(TABLE.read_text())["rows"]
+
+
+@pytest.fixture(scope="module")
+def sample_rows() -> list[Row]:
+    start = time.perf_counter()
+    rows = judge_rows([row for model_type in SAMPLE for row in sweep_type(model_type)])
+    print(f"sweep sample: {len(SAMPLE)} model_types, {len(rows)} rows, {time.perf_counter() - start:.1f} s")
+    return rows
+
+
+def test_sample_is_broad() -> None:
+    assert len(set(SAMPLE)) == len(SAMPLE) >= 60
+    assert set(SAMPLE) <= SWEPT_TYPES
+    assert set(SAMPLE) & PROVEN_TYPES and set(SAMPLE) - PROVEN_TYPES  # both kinds are exercised
+
+
+def test_no_row_is_wrong(sample_rows: list[Row]) -> None:
+    wrong = [
+        f"{r.model_type}/{r.variation}: {'; '.join(r.mismatches)}"
+        for r in sample_rows
+        if r.verdict == "wrong"
+    ]
+    assert not wrong, "\n".join(wrong)
+    assert any(r.verdict == "exact" for r in sample_rows)
+
+
+def test_committed_table_is_what_the_code_produces(sample_rows: list[Row]) -> None:
+    """Re-run scripts/sweep.py (or ``scripts/sweep.py TYPE ...``) when this fails after a change."""
+    sampled = set(SAMPLE)
+    committed = [r for r in _committed() if r["model_type"] in sampled]
+    produced = [r.to_json() for r in sorted(sample_rows, key=lambda r: r.model_type)]  # the table's order
+    assert produced == committed
+
+
+def test_proven_module_is_what_the_table_implies() -> None:
+    assert PROVEN_MODULE.read_text() == proven_module(_committed())
+
+
+def test_every_table_row_is_exact_unverified_or_not_built() -> None:
+    verdicts = {r["verdict"] for r in _committed()}
+    assert verdicts <= {"exact", "unverified", "not built"}, verdicts
+    for r in _committed():
+        if r["verdict"] == "unverified":
+            assert r["reasons"], r
+        if r["verdict"] == "exact":
+            assert not r["mismatches"] and not r["reasons"], r
+
+
+@pytest.mark.parametrize("model_type", ["phi", "gpt_neox", "llama"])
+def test_hubdiff_marks_an_unproven_layout_through_the_cli_path(model_type: str) -> None:
+    """compute_metrics (what ``hubdiff metrics --config-only`` runs) names the unproven layout, and only
+    for a model_type the table does not prove."""
+    from transformers import CONFIG_MAPPING
+
+    config = {**CONFIG_MAPPING[model_type]().to_diff_dict(), "model_type": model_type}
+    snapshot = Snapshot(model_type, "main", "", None, config, None, (), {}, ())
+    metrics = compute_metrics(snapshot, MetricsOptions(config_only=True))
+    marked = f"layout of {model_type} {NOT_PROVEN}" in metrics.unverified
+    assert marked == (model_type not in PROVEN_TYPES)
+
+
+def test_a_model_type_transformers_does_not_ship_keeps_its_assumption() -> None:
+    """Remote-code types cannot be swept: their layout stays an assumption line, not a sweep verdict."""
+    config = {
+        "model_type": "brand_new_arch_of_tomorrow",
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "vocab_size": 1000,
+        "tie_word_embeddings": False,
+    }
+    metrics = compute_metrics(
+        Snapshot("x", "main", "", None, config, None, (), {}, ()), MetricsOptions(config_only=True)
+    )
+    assert not any(NOT_PROVEN in r for r in metrics.unverified)
+    assert any("not in hubdiff's architecture table" in a for a in metrics.assumptions)
