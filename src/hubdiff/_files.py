@@ -8,13 +8,19 @@ what ``open()`` would have given it (0666 less the umask). A run killed inside t
 leaves a ``.NAME.*.tmp`` sibling; later writes of the same file remove those once they are old
 enough that no live writer can own them.
 
+A write that fails (a read-only file or folder, a full disk, a path that is a folder) raises
+``WriteError``, one line naming the file; its temporary file is removed and the target left as it was.
+
 ``locked`` serialises read-modify-write of one file between processes with ``filelock`` (portable,
-unlike fcntl). Its lock file lives in the temporary folder, keyed by the target's absolute path, so
-no ``.lock`` file is ever left next to a baseline in the repository.
+unlike fcntl). Its lock file is keyed by the target's absolute path, so no ``.lock`` file is ever left
+next to a baseline in the repository, and lives in a folder of this user's that nobody else can write:
+a shared one in the temporary folder would belong to whoever made it first, who could then hold every
+other user's locks or plant symlinks in it.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -22,8 +28,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+
+from .errors import WriteError
 
 STALE_TMP_S = 600.0  # no write of a text file takes this long; an older temp file is a killed run's
 _UMASK_LOCK = threading.Lock()
@@ -62,35 +70,83 @@ def atomic_write_text(path: Path, text: str | bytes, *, stale_tmp_after_s: float
     ``locked(path)``, since a concurrent writer's temp file would go too.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_tmp(path, stale_tmp_after_s)
+    data = text.encode() if isinstance(text, str) else text
+    tmp: str | None = None
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # the folder's name is taken by a file: say so, not "File exists"
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
+        _remove_stale_tmp(path, stale_tmp_after_s)
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode() if isinstance(text, str) else text)
+            fh.write(data)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        if tmp is not None:
+            with suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise WriteError(path, f"cannot write: {exc.strerror or exc}") from None
         raise
 
 
+_UID = os.getuid() if hasattr(os, "getuid") else None  # None on Windows, whose temp folder is per user
+
+
+def _private_folder(folder: Path) -> bool:
+    """Whether ``folder`` is (now) a real folder of this user's that no other user can write into."""
+    with suppress(FileExistsError):
+        folder.mkdir(mode=0o700, parents=True)
+    info = os.lstat(folder)  # lstat: a symlink planted at the path is refused, not followed
+    mine = _UID is None or (info.st_uid == _UID and not info.st_mode & 0o077)
+    return stat.S_ISDIR(info.st_mode) and mine
+
+
+def lock_folder() -> Path:
+    """The folder of this user's locks: ``hubdiff-locks-<uid>`` in the temporary folder, the same for
+    every process of the user whatever its session; if another user made that path first (or planted
+    a symlink there), ``hubdiff-locks`` in the user's cache folder, where nobody else can."""
+    home_cache = Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"))
+    candidates = [Path(tempfile.gettempdir()) / f"hubdiff-locks-{_UID if _UID is not None else 'user'}"]
+    if home_cache.is_absolute():  # without a home, "~" stays as it is: never a folder in the cwd
+        candidates.append(home_cache / "hubdiff-locks")
+    refused = []
+    for folder in candidates:
+        try:
+            if _private_folder(folder):
+                return folder
+            refused.append(f"{folder} is not a folder of this user's alone")
+        except OSError as exc:
+            refused.append(f"{folder}: {exc.strerror or exc}")
+    raise OSError(errno.EACCES, "; ".join(refused))
+
+
 def lock_path(path: Path) -> Path:
-    """Where the lock of ``path`` lives: outside the repository, the same for every process."""
+    """Where the lock of ``path`` lives: outside the repository, the same for every process of the user."""
     key = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:32]
-    folder = Path(tempfile.gettempdir()) / "hubdiff-locks"
-    folder.mkdir(mode=0o777, exist_ok=True)
-    return folder / f"{key}.lock"
+    return lock_folder() / f"{key}.lock"
 
 
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
-    """Hold the inter-process lock of ``path`` (two ``watch --update`` runs at once, say)."""
+    """Hold the inter-process lock of ``path`` (two ``watch --update`` runs at once, say).
+
+    A lock that cannot be taken raises ``WriteError`` naming ``path``, before anything is read or written.
+    """
     from filelock import FileLock  # here, not at the top: a run that only writes reports never locks
 
-    with FileLock(str(lock_path(path)), mode=0o666):
+    try:
+        lock = FileLock(str(lock_path(path)), mode=0o600)
+        lock.acquire()
+    except OSError as exc:
+        raise WriteError(path, f"cannot lock: {exc.strerror or exc}") from None
+    try:
         yield
+    finally:
+        lock.release()

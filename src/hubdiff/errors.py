@@ -1,7 +1,8 @@
 """Errors that end a hubdiff run, each with the exit code the CLI documents.
 
-Exit codes: 0 nothing beyond tolerance; 1 changes or broken claims; 2 usage or baseline error;
-3 the Hub or a source could not be read (missing, gated, malformed, unreachable, not in the cache).
+Exit codes: 0 nothing beyond tolerance; 1 changes or broken claims; 2 usage or baseline error, or a
+file that cannot be written; 3 the Hub or a source could not be read (missing, gated, malformed,
+unreachable, not in the cache).
 """
 
 from __future__ import annotations
@@ -33,6 +34,20 @@ class BaselineError(HubdiffError):
     """A baseline file that does not load or validate; the message starts with ``file:line:``."""
 
     exit_code = EXIT_USAGE
+
+
+class WriteError(HubdiffError):
+    """A file hubdiff was asked to write (a report, a baseline) that could not be written or locked.
+
+    The message is ``PATH: cannot write: <reason>`` (or ``cannot lock``); the file is left as it was.
+    """
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, path: object, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
 
 
 class SourceError(HubdiffError):
