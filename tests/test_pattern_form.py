@@ -197,30 +197,3 @@ def test_the_json_form_is_the_standard_librarys(tmp_path: Path):
     text = snapshot.dumps()
     assert json.loads(text)["tensors"] == [["a.0.w", "BF16", [2, 3], 0], ["é\\u", "F32", [], 0]]
     assert '"config":{"big":1180591620717411303424,"nan":NaN}' in text
-
-
-def test_the_metrics_cache_loads_only_hubdiffs_result_classes(tmp_path):
-    """A cache file is read with an unpickler that reaches hubdiff's own classes and nothing else."""
-    import io
-    import pickle
-
-    import pytest
-
-    from hubdiff._source.cache import _MetricsUnpickler
-
-    marker = tmp_path / "ran"
-    # GLOBAL 'hubdiff._metrics.config' 'os.system' — a function reached through a module attribute
-    evil = (
-        b"\x80\x04\x8c\x17hubdiff._metrics.config\x8c\tos.system\x93"
-        + b"\x8c"
-        + bytes([len(f"touch {marker}")])
-        + f"touch {marker}".encode()
-        + b"\x85R."
-    )
-    with pytest.raises(pickle.UnpicklingError, match="not allowed"):
-        _MetricsUnpickler(io.BytesIO(evil)).load()
-    assert not marker.exists()
-    from hubdiff._metrics import MetricsOptions
-
-    options = MetricsOptions(kv_dtype="fp8")
-    assert _MetricsUnpickler(io.BytesIO(pickle.dumps(options))).load() == options
