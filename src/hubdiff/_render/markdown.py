@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from functools import cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -208,14 +209,6 @@ def kv_derivation(metrics: Metrics) -> str:
     return " + ".join(terms) + f" = {metrics.kv.bytes_per_token:,} bytes/token" if terms else "no KV cache"
 
 
-def _template_cache() -> Path:
-    from .._source.cache import default_cache_dir
-
-    folder = default_cache_dir() / "templates"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
 # what a reviewer is offered to claim for a new release, in the order a model card states them
 CLAIMABLE = (
     "total_params",
@@ -229,7 +222,11 @@ CLAIMABLE = (
 )
 
 
+@cache
 def environment(template_dir: Path | None = None) -> jinja2.Environment:
+    """One per template folder and process, so that the templates (``_macros.md.j2`` above all) are
+    compiled once for every form a run renders. Compiled in memory only: a bytecode cache on disk is
+    code read back with ``marshal``, and a cache folder can be planted (one restored in CI)."""
     loaders: list[jinja2.BaseLoader] = []
     if template_dir is not None:
         loaders.append(jinja2.FileSystemLoader(str(template_dir)))
@@ -242,8 +239,6 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        # compiled templates kept beside the snapshot cache: compiling them is a third of a warm check
-        bytecode_cache=jinja2.FileSystemBytecodeCache(str(_template_cache())),
     )
     env.filters.update(
         t=printable,
