@@ -127,6 +127,8 @@ _LINEAR_NAMES = {
     "dt_proj",
 }
 _MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe"}
+# MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
+_MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 
 
 @dataclass(frozen=True)
@@ -230,7 +232,7 @@ def classify(
         return "norms", layer
     if in_attn:
         return "attention", layer
-    if segset & _MLP or last in ("w1", "w2", "w3", "c_fc", "c_proj"):
+    if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj"):
         return "dense_mlp", layer
     if len(shape) == 1 and any("norm" in s for s in segments):
         return "norms", layer

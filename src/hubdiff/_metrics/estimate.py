@@ -50,11 +50,21 @@ class ArchitectureFacts:
     fused_gate_up: bool = False  # one gate_up_proj (Phi-3)
     split_gdn_proj: bool = False  # Gated DeltaNet's in_proj_qkv / _z / _b / _a stored apart (Qwen3.5)
     never_tied: bool = False  # the class keeps a separate head whatever tie_word_embeddings says
+    mlp_bias: bool = False  # the dense MLP's projections are biased (GPT-2's c_fc / c_proj, fc1 / fc2)
+    o_bias: bool = False  # the attention output projection is biased whatever the config says
+    norm_bias: bool = False  # LayerNorms with a bias: every layer norm, the final one, q/k norms
+    final_norm: bool = True  # a norm after the last layer (OLMo's non-parametric norms: none)
+    head_bias: bool = False  # the output head is biased (Phi, GPT-J), tied or not
+    learned_positions: int | None = None  # a position table of max_position_embeddings + this many rows
+    embedding_norm: bool = False  # a LayerNorm right after the embedding (BLOOM)
+    activation_params: int = 0  # a learned activation's own parameters in each dense MLP (xIELU: 4)
     swa_kv_multiplier: int = 1  # sliding-window layers have this many times the KV heads (MiMo-V2)
     swa_sinks: bool = False  # sliding-window layers have one learned sink logit per head
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=True)
+_CLASSIC = ArchitectureFacts(gated_mlp=False, mlp_bias=True, norm_bias=True)
+_GPT2 = dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True, learned_positions=0)
 _HEAD_NORM = ArchitectureFacts(qk_norm="head")
 _FULL_NORM = ArchitectureFacts(qk_norm="full")
 ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
@@ -72,7 +82,6 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
     "qwen3_vl_text": _HEAD_NORM,
     "qwen3_vl_moe_text": _HEAD_NORM,
-    "apertus": _HEAD_NORM,
     "dots1": _HEAD_NORM,
     "exaone4": _HEAD_NORM,
     "hunyuan_v1_moe": _HEAD_NORM,
@@ -93,6 +102,22 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "nemotron_h": ArchitectureFacts(gated_mlp=False, router_bias=True),
     "starcoder2": ArchitectureFacts(gated_mlp=False),
     "mimo_v2_flash": ArchitectureFacts(router_bias=True, swa_kv_multiplier=2, swa_sinks=True),
+    "apertus": ArchitectureFacts(qk_norm="head", gated_mlp=False, activation_params=4),
+    # the classic layouts: LayerNorms with biases, plain (not gated) biased MLPs, from each modeling file
+    "gpt2": _GPT2,
+    "gpt-sw3": _GPT2,
+    "gpt_neo": dataclasses.replace(_GPT2, qkv_bias=False),
+    "gpt_neox": _CLASSIC,
+    "phi": dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True, norms_per_layer=1, head_bias=True),
+    "gptj": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=True),
+    "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=True),
+    "bloom": dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True, embedding_norm=True),
+    "persimmon": dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True),
+    "stablelm": ArchitectureFacts(norm_bias=True),
+    "cohere": ArchitectureFacts(norms_per_layer=1),
+    "cohere2": ArchitectureFacts(norms_per_layer=1),
+    "cohere2_moe": ArchitectureFacts(norms_per_layer=1),
+    "olmo": ArchitectureFacts(norms_per_layer=0, final_norm=False),
 }
 # multimodal releases name the outer model; their text model's facts apply (read without transformers)
 for _outer, _text in (
@@ -154,12 +179,18 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     h = cfg.hidden_size or 0
     vocab = cfg.vocab_size or 0
     arch, _ = facts(cfg)
-    out: list[Triple] = [
-        ("model.embed_tokens.weight", dt, (vocab + arch.extra_embedding_rows, h)),
-        ("model.norm.weight", dt, (h,)),
-    ]
+    norm_parts = ("weight", "bias") if arch.norm_bias else ("weight",)
+    out: list[Triple] = [("model.embed_tokens.weight", dt, (vocab + arch.extra_embedding_rows, h))]
+    if arch.final_norm:
+        out += [(f"model.norm.{part}", dt, (h,)) for part in norm_parts]
+    if arch.learned_positions is not None:
+        out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
+    if arch.embedding_norm:
+        out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if not cfg.tied_embeddings or arch.never_tied:
         out.append(("lm_head.weight", dt, (vocab, h)))
+    if arch.head_bias:
+        out.append(("lm_head.bias", dt, (vocab,)))
     blocks = block_configs(cfg)
     for layer in layers:
         p = f"model.layers.{layer.index}."
@@ -175,7 +206,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             "pre_feedforward_layernorm",
             "post_feedforward_layernorm",
         )
-        out += [(f"{p}{n}.weight", dt, (h,)) for n in names[:norms]]
+        out += [(f"{p}{n}.{part}", dt, (h,)) for n in names[:norms] for part in norm_parts]
         out += attn + mlp
         if layer.mtp:
             out += [
@@ -290,13 +321,15 @@ def _attention(
             (a + "v_proj.bias", dt, (kv * vd,)),
         ]
     o_bias = arch.o_bias_follows_attention_bias and cfg.get("attention_bias") is True and not arch.qkv_bias
-    if bias and (arch.attention_o_bias or o_bias):
+    if (bias and (arch.attention_o_bias or o_bias)) or arch.o_bias:
         out.append((a + "o_proj.bias", dt, (h,)))
     norm = _qk_norm(cfg, arch)
+    parts = ("weight", "bias") if arch.norm_bias else ("weight",)
     if norm == "head":
-        out += [(a + "q_norm.weight", dt, (hd,)), (a + "k_norm.weight", dt, (hd,))]
+        out += [(a + f"{n}.{part}", dt, (hd,)) for n in ("q_norm", "k_norm") for part in parts]
     elif norm == "full":
-        out += [(a + "q_norm.weight", dt, (heads * hd,)), (a + "k_norm.weight", dt, (kv * hd,))]
+        out += [(a + f"q_norm.{part}", dt, (heads * hd,)) for part in parts]
+        out += [(a + f"k_norm.{part}", dt, (kv * hd,)) for part in parts]
     if (
         arch.sinks
         or (layer.attention == "swa" and cfg.get("add_swa_attention_sink_bias") is True)
@@ -504,7 +537,7 @@ def _mlp(
 ) -> list[Triple]:
     m = p + "mlp."
     gated = _gated(cfg, arch)
-    bias = cfg.get("mlp_bias") is True
+    bias = cfg.get("mlp_bias") is True or arch.mlp_bias
     if block is not None:
         if block.mlp == "linear":
             return [(p + "mlp_linear.weight", dt, (h, h))]
@@ -515,6 +548,9 @@ def _mlp(
         return []
     if layer.mlp == "dense":
         inter = dense_intermediate(cfg)
+        if arch.activation_params:
+            act = [(m + "act_fn.parameters", dt, (arch.activation_params,))]
+            return _dense(m, h, inter, dt, gated, bias) + act
         if arch.fused_gate_up and gated and not bias:
             return [(m + "gate_up_proj.weight", dt, (2 * inter, h)), (m + "down_proj.weight", dt, (h, inter))]
         return _dense(m, h, inter, dt, gated, bias)

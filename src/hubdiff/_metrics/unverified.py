@@ -139,6 +139,13 @@ _IRRELEVANT = frozenset(
         "problem_type",
         "tokenizer_class",
         "use_bfloat16",
+        # GPT-2's sequence-summary head (GPT2DoubleHeadsModel): no language-model checkpoint has it
+        "n_ctx",  # CodeGen / GPT-J: the context length, beside n_positions
+        "summary_type",
+        "summary_use_proj",
+        "summary_proj_to_labels",
+        "summary_first_dropout",
+        "summary_activation",
     }
 )
 # Keys whose null means "none of this" (no sliding window, no q LoRA, no shared expert), not a gap.
@@ -155,6 +162,7 @@ _NULL_MEANS_NONE = frozenset(
         "layer_types",
         "mlp_layer_types",
         "rope_scaling",
+        "n_inner",  # GPT-2: 4 x n_embd
     }
 )
 
