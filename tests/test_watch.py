@@ -1,5 +1,6 @@
 """hubdiff watch over the replica: few requests, failure isolation, updates, GitHub outputs."""
 
+import copy
 import json
 import os
 import subprocess
@@ -88,7 +89,7 @@ def test_new_commit_between_two_runs_with_gated_and_failing_repos(hub, tmp_path)
     record(path, "fam", ["org/a", "org/b"], sources, claims={"org/a": {"layers": 2}})
     data = yaml.safe_load(path.read_text())
     for repo in ("org/gated", "other/broken"):  # recorded at an older sha, so the watch has to read them
-        data["repos"][repo] = {**data["repos"]["org/b"], "sha": "1" * 40}
+        data["repos"][repo] = {**copy.deepcopy(data["repos"]["org/b"]), "sha": "1" * 40}  # no YAML aliases
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     hub.add_fault(Fault("/other/broken/resolve/", status=503))
     before = path.read_text()

@@ -198,7 +198,7 @@ def _marker(text: str) -> str:
 
 def emit(report: Report, args: argparse.Namespace) -> int:
     from ._files import atomic_write_text
-    from ._render.markdown import render, render_comment, report_json, workflow_run_url
+    from ._render.markdown import fit_summary, render, render_comment, report_json, workflow_run_url
 
     templates = Path(args.templates) if args.templates else None
     if args.format is None:  # a terminal gets the text form; a file or a pipe gets markdown
@@ -220,7 +220,7 @@ def emit(report: Report, args: argparse.Namespace) -> int:
         )
     if args.summary:
         summary = render(report, "summary", templates, full_report=args.output, run_url=workflow_run_url())
-        atomic_write_text(Path(args.summary), summary)
+        atomic_write_text(Path(args.summary), fit_summary(summary))
     return report.exit_code
 
 
@@ -251,11 +251,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_baseline_init(args: argparse.Namespace) -> int:
     from ._baseline import init_repo
+    from ._baseline.schema import family_file
 
     spec = parse_source(args.source)
     if spec.kind != "hub":
         raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
-    path = Path(args.baseline_dir) / f"{args.family}.yaml"
+    path = family_file(Path(args.baseline_dir), args.family, ".yaml")
     print(init_repo(path, args.family, spec, sources_from(args), _options_from(args)))
     return errors.EXIT_OK
 

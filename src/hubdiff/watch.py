@@ -19,14 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ._baseline import Baseline, RepoBaseline, add_release, load_baseline, update_baseline
+from ._baseline.schema import family_file
 from ._source import Sources
 from ._source.hub import HubReader, ListedRepo
-from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, SourceError, UsageError
+from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, BaselineError, SourceError, UsageError
 from .jobs import NOTICES, RepoResult, Report, check_release, check_repo, failed, failure
 from .visible import printable_lines
 
 MAX_ANNOTATIONS = 10
-STEP_SUMMARY_LIMIT = 1_000_000  # GitHub refuses job summaries over 1 MiB
 
 
 @dataclass
@@ -245,15 +245,15 @@ def _write_reports(outcome: WatchOutcome, output_dir: Path, template_dir: Path |
     changed = set(outcome.changed_families)
     for family, results in sorted(outcome.results.items()):
         report = Report("watch", tuple(results))
-        base = output_dir / family
-        files = {"report": f"{base}.md", "comment": f"{base}.comment.md"}
+        files = {"report": str(family_file(output_dir, family, ".md"))}
+        files["comment"] = str(family_file(output_dir, family, ".comment.md"))
         atomic_write_text(Path(files["report"]), render(report, "report", template_dir))
         comment = render_comment(
             report, template_dir, files["report"], marker=family, run_url=workflow_run_url()
         )
         atomic_write_text(Path(files["comment"]), comment)
         if family in changed:
-            files["pr_body"] = f"{base}.pr.md"
+            files["pr_body"] = str(family_file(output_dir, family, ".pr.md"))
             atomic_write_text(Path(files["pr_body"]), comment)
         outcome.files[family] = files
 
@@ -285,6 +285,13 @@ def run_watch(
     template_dir: Path | None = None,
 ) -> WatchOutcome:
     everything = [load_baseline(p) for p in paths]  # every file validated before anything is fetched
+    first_of: dict[str, Path] = {}
+    for baseline in everything:  # a family's reports and pull request are named after it
+        other = first_of.setdefault(baseline.family, baseline.path)
+        if other != baseline.path:
+            raise BaselineError(
+                f"{baseline.path}:{baseline.family_line}: family: {baseline.family} is also the family of {other}"
+            )
     baselines = [b for b in everything if in_shard(b.family, shard)]
     outcome = WatchOutcome(baseline_files={b.family: b.path for b in baselines})
     reader = HubReader(sources.settings, sources.cache)
@@ -352,9 +359,11 @@ def write_github_files(outcome: WatchOutcome, summary_markdown: str) -> None:
                 )
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
-        text = summary_markdown
-        if len(text.encode()) > STEP_SUMMARY_LIMIT:
-            cut = text.encode()[: STEP_SUMMARY_LIMIT - 200].decode(errors="ignore")
-            text = cut + "\n\n… cut to GitHub's job-summary limit; see the report artifacts.\n"
+        from ._render.markdown import STEP_SUMMARY_LIMIT, fit_summary
+
+        try:  # the limit is the step's: what earlier commands of the step appended counts too
+            used = os.path.getsize(step_summary)
+        except OSError:
+            used = 0
         with open(step_summary, "a", encoding="utf-8") as fh:
-            fh.write(text)
+            fh.write(fit_summary(summary_markdown, STEP_SUMMARY_LIMIT - used))

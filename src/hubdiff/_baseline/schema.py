@@ -1,13 +1,17 @@
 """What a baseline file may hold, and reading it: validated on load, ``file:line: what is wrong``.
 
-Reading uses ``yaml.safe_load`` only (a baseline may come from a fork's pull request); the round-trip
-reader in ``store`` is used only after this validation passed, to keep comments and key order when
-writing.
+A baseline may come from a fork's pull request, so it is read as hostile input, by ``read_yaml``
+only: one bounded reader for every YAML file hubdiff reads (the replica's repo specs too). It takes
+what JSON can say and nothing else, so that what a baseline holds compares with what the Hub's JSON
+reader gives. ``store`` edits a file's text only after this validation passed.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -19,8 +23,10 @@ import yaml
 from .._compare.claims import Claim, ClaimError, validate
 from .._metrics import FIGURE_UNITS, MetricsOptions
 from .._metrics.options import OptionError, parse_options
+from .._source.jsonin import INT_RANGE, MAX_DEPTH
 from .._source.layout import LayoutProblem, check_config
-from ..errors import BaselineError
+from .._source.spec import is_repo_id
+from ..errors import BaselineError, UsageError
 from ..patterns import Pattern, format_index_set, ordered, parse_index_set
 from ..snapshot import Snapshot
 
@@ -93,6 +99,7 @@ class Baseline:
     repos: tuple[RepoBaseline, ...]
     raw: dict[str, Any]
     discover: tuple[DiscoverRule, ...] = ()
+    family_line: int = 1
 
     def rule_for(self, repo: str) -> DiscoverRule | None:
         """The first rule that takes ``repo`` as a new release of this family (None: not one)."""
@@ -164,33 +171,246 @@ def _line(node: yaml.Node | None, path: list[Any]) -> int | None:
     return best
 
 
-def load_baseline(path: Path) -> Baseline:
+MAX_YAML_BYTES = 10_000_000  # the largest checkpoint's baseline is a few hundred KB
+# a recorded config nests as deep as the Hub's JSON reader allows, three levels down (repos.<repo>.config)
+MAX_YAML_DEPTH = MAX_DEPTH + 3
+_JSON_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map")
+)
+_STR_TAG = "tag:yaml.org,2002:str"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when PyYAML was built with it
+
+
+def shown(part: Any, limit: int = 80) -> str:
+    """A key or repo name from a file, as an error line quotes it: never more than ``limit`` characters."""
+    text = str(part)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def where_text(where: list[Any]) -> str:
+    return ".".join(map(shown, where)) or "file"
+
+
+class _Refused(Exception):
+    def __init__(self, mark: yaml.Mark | None, where: list[Any], problem: str) -> None:
+        super().__init__(problem)
+        self.line = mark.line + 1 if mark is not None else 1
+        self.where = where
+        self.problem = problem
+
+
+class _Frame:
+    """A mapping or sequence being composed; ``key``: a mapping's key whose value comes next."""
+
+    __slots__ = ("key", "keys", "node")
+
+    def __init__(self, node: yaml.CollectionNode) -> None:
+        self.node = node
+        self.key: yaml.ScalarNode | None = None
+        self.keys: set[str] = set()
+
+
+def _path(stack: list[_Frame]) -> list[Any]:
+    """Where the next node goes: the keys and indices from the root."""
+    out: list[Any] = []
+    for frame in stack:
+        if isinstance(frame.node, yaml.SequenceNode):
+            out.append(len(frame.node.value))
+        elif frame.key is not None:
+            out.append(frame.key.value)
+    return out
+
+
+def _checked_scalar(
+    loader: Any, node: yaml.ScalarNode, stack: list[_Frame], infinity_at: Callable[[list[Any]], bool]
+) -> None:
+    """Numbers as the Hub's JSON reader takes them: integers within 64 bits, no NaN, and infinity only
+    where a config may hold it (Nemotron-H's ``time_step_limit``)."""
+    if node.tag == "tag:yaml.org,2002:int":
+        try:
+            value = loader.construct_yaml_int(node)
+        except ValueError:  # more digits than Python converts
+            value = None
+        if value is None or not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            raise _Refused(node.start_mark, _path(stack), "integer out of range (at most 64 bits)")
+    elif node.tag == "tag:yaml.org,2002:float":
+        value = loader.construct_yaml_float(node)
+        if math.isnan(value):
+            raise _Refused(node.start_mark, _path(stack), "NaN is not a number (JSON has none)")
+        if math.isinf(value) and not infinity_at(_path(stack)):
+            raise _Refused(node.start_mark, _path(stack), "number out of range")
+
+
+def _refuse_tag(node: yaml.Node, stack: list[_Frame]) -> None:
+    if node.tag in _JSON_TAGS:
+        return
+    if node.tag == "tag:yaml.org,2002:timestamp":
+        problem = "a date or time is not allowed (quote it to keep it as text)"
+    elif node.tag == "tag:yaml.org,2002:merge":
+        problem = "YAML merge keys (<<) are not allowed"
+    else:
+        tag = shown(str(node.tag).replace("tag:yaml.org,2002:", "!!"), 40)
+        problem = f"YAML tag {tag} is not allowed (only text, numbers, true/false, null, lists and mappings)"
+    raise _Refused(node.start_mark, _path(stack), problem)
+
+
+def _compose(loader: Any, infinity_at: Callable[[list[Any]], bool]) -> yaml.Node | None:
+    """The document's node tree, built from the parser's events without recursion and refused at the
+    first alias (a few hundred bytes of nested aliases expand without bound), container nested deeper
+    than MAX_YAML_DEPTH, repeated key, non-text key or value JSON cannot hold."""
+    loader.get_event()  # stream start
+    if loader.check_event(yaml.StreamEndEvent):
+        return None
+    loader.get_event()  # document start
+    stack: list[_Frame] = []
+    while True:
+        event = loader.get_event()
+        node: yaml.Node
+        if isinstance(event, yaml.AliasEvent):
+            raise _Refused(event.start_mark, _path(stack), "YAML aliases are not allowed")
+        if isinstance(event, yaml.ScalarEvent):
+            tag = event.tag
+            if tag in (None, "!"):
+                tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            if not (stack and isinstance(stack[-1].node, yaml.MappingNode) and stack[-1].key is None):
+                _refuse_tag(node, stack)  # a key is checked as a key, below
+                _checked_scalar(loader, node, stack, infinity_at)
+        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            kind = yaml.SequenceNode if isinstance(event, yaml.SequenceStartEvent) else yaml.MappingNode
+            tag = event.tag
+            if tag in (None, "!"):
+                tag = loader.resolve(kind, None, event.implicit)
+            collection = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+            if stack and isinstance(stack[-1].node, yaml.MappingNode) and stack[-1].key is None:
+                raise _Refused(event.start_mark, _path(stack), "mapping keys must be text")
+            _refuse_tag(collection, stack)
+            if len(stack) >= MAX_YAML_DEPTH:
+                raise _Refused(
+                    event.start_mark, _path(stack), f"nested more than {MAX_YAML_DEPTH} levels deep"
+                )
+            stack.append(_Frame(collection))
+            continue
+        else:  # the end of a sequence or mapping
+            node = stack.pop().node
+            node.end_mark = event.end_mark
+        if not stack:
+            break
+        parent = stack[-1]
+        if isinstance(parent.node, yaml.SequenceNode):
+            parent.node.value.append(node)
+        elif parent.key is None:
+            assert isinstance(node, yaml.ScalarNode)
+            _refuse_tag(node, stack)
+            if node.tag != _STR_TAG:
+                raise _Refused(node.start_mark, _path(stack), "mapping keys must be text")
+            if node.value in parent.keys:
+                raise _Refused(node.start_mark, [*_path(stack), node.value], "repeated key")
+            parent.keys.add(node.value)
+            parent.key = node
+        else:
+            parent.node.value.append((parent.key, node))
+            parent.key = None
+    loader.get_event()  # document end
+    if not loader.check_event(yaml.StreamEndEvent):
+        raise _Refused(loader.peek_event().start_mark, [], "more than one YAML document")
+    return node
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, read only if it is a regular file (a FIFO would block, a device never end) of
+    at most MAX_YAML_BYTES."""
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise BaselineError(f"{path}: no such baseline file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"{path}: cannot be read ({exc.__class__.__name__}: {exc})") from None
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot be read ({exc.strerror or exc.__class__.__name__})") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BaselineError(f"{path}: not a regular file")
+        try:
+            raw = fh.read(MAX_YAML_BYTES + 1)
+        except OSError as exc:
+            raise BaselineError(
+                f"{path}: cannot be read ({exc.strerror or exc.__class__.__name__})"
+            ) from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise BaselineError(f"{path}: over {MAX_YAML_BYTES:,} bytes, too large for a baseline")
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"{path}: not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+def read_yaml(
+    path: Path, infinity_at: Callable[[list[Any]], bool] = lambda where: False
+) -> tuple[Any, yaml.Node | None]:
+    """A YAML file's data and node tree (for line numbers), or a ``file:line:`` BaselineError.
+
+    The file must lie in the folder it was named in: one reached through a symlink to anywhere else is
+    refused before it is opened, so that no error line can quote a file that is not a baseline.
+    ``infinity_at`` says where an infinite number may stand (a config's).
+    """
+    folder = path.parent
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise BaselineError(f"{path}: symlink points outside {folder}")
+    text = _read_text(path)
+    loader = _LOADER(text)
+    try:
+        root = _compose(loader, infinity_at)
+        data = loader.construct_document(root) if root is not None else None
+    except _Refused as exc:
+        raise BaselineError(f"{path}:{exc.line}: {where_text(exc.where)}: {exc.problem}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
         raise BaselineError(f"{path}:{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    finally:
+        loader.dispose()
+    return data, root
+
+
+# A family names its report files (reports/FAMILY.md) and baseline (baselines/FAMILY.yaml): lowercase
+# only, so that two families never share a file on a case-insensitive disk.
+_FAMILY = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+def family_problem(family: object) -> str | None:
+    """What makes ``family`` unusable as a file name (None: nothing)."""
+    if not isinstance(family, str) or not _FAMILY.fullmatch(family) or ".." in family:
+        return "must be 1 to 64 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
+    return None
+
+
+def family_file(folder: Path, family: str, suffix: str) -> Path:
+    """``folder/FAMILY+suffix``, refused unless the family is a safe file name and the file is directly in
+    ``folder``: every file hubdiff names after a family goes through here."""
+    problem = family_problem(family)
+    path = folder / f"{family}{suffix}"
+    if problem is not None or path.parent != folder or path.name != f"{family}{suffix}":
+        raise UsageError(f"family {shown(family)!r}: {problem or 'not a file name'}")
+    return path
+
+
+def _in_config(where: list[Any]) -> bool:
+    return len(where) > 3 and where[0] == "repos" and where[2] == "config"
+
+
+def load_baseline(path: Path) -> Baseline:
+    data, root = read_yaml(path, infinity_at=_in_config)
 
     def fail(where: list[Any], problem: str) -> BaselineError:
-        return BaselineError(
-            f"{path}:{_line(root, where) or 1}: {'.'.join(map(str, where)) or 'file'}: {problem}"
-        )
+        return BaselineError(f"{path}:{_line(root, where) or 1}: {where_text(where)}: {problem}")
 
     if not isinstance(data, dict):
         raise fail([], "a baseline is a mapping with family, repos (and notes)")
     unknown = set(data) - {"family", "notes", "repos", "discover"}
     if unknown:
         raise fail([sorted(unknown)[0]], "unknown key (known: discover, family, notes, repos)")
-    if not isinstance(data.get("family"), str) or not data["family"]:
-        raise fail(["family"], "must be a non-empty string")
+    problem = family_problem(data.get("family"))
+    if problem is not None:
+        raise fail(["family"], problem)
     if not isinstance(data.get("notes", ""), str):
         raise fail(["notes"], "must be text")
     repos = data.get("repos")
@@ -199,8 +419,10 @@ def load_baseline(path: Path) -> Baseline:
     out = []
     for repo, entry in repos.items():
         where: list[Any] = ["repos", repo]
-        if not isinstance(repo, str) or not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", repo):
-            raise fail(where, "not a repo id (owner/name)")
+        if not is_repo_id(repo):
+            raise fail(
+                where, "not a repo id the Hub allows (owner/name: ASCII letters, digits, '_', '-', '.')"
+            )
         if not isinstance(entry, dict):
             raise fail(where, "must be a mapping")
         bad = set(entry) - _REPO_KEYS
@@ -264,7 +486,8 @@ def load_baseline(path: Path) -> Baseline:
             )
         )
     rules = _discover_rules(data.get("discover"), {r.repo for r in out}, root, fail)
-    return Baseline(path, data["family"], data.get("notes", ""), tuple(out), data, rules)
+    family_line = _line(root, ["family"]) or 1
+    return Baseline(path, data["family"], data.get("notes", ""), tuple(out), data, rules, family_line)
 
 
 _GLOB = re.compile(r"[\w.*?\[\]!-]{1,96}")
@@ -286,7 +509,7 @@ def _discover_rules(
         if bad:
             raise fail([*where, sorted(bad)[0]], "unknown key (known: owner, match, exclude, reference)")
         owner = rule.get("owner")
-        if not isinstance(owner, str) or not re.fullmatch(r"[\w.-]{1,96}", owner):
+        if not isinstance(owner, str) or "/" in owner or not is_repo_id(owner):
             raise fail([*where, "owner"], "owner must be a user or organisation name")
         globs = {}
         for key in ("match", "exclude"):

@@ -8,6 +8,7 @@ claims a config value.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -104,14 +105,21 @@ def _bounds(claim: Claim, unit: str) -> tuple[float, float, float]:
         if "value" not in stated or set(stated) - {"value", "tolerance"}:
             raise ClaimError(f"claim {claim.name}: write {{value: ..., tolerance: ...}}")
         stated, tolerance = stated["value"], stated.get("tolerance")
-    value, half_unit = parse_quantity(stated, unit)
-    if tolerance is None:
-        return value, value - half_unit, value + half_unit
-    if isinstance(tolerance, str) and tolerance.strip().endswith("%"):
-        margin = abs(value) * float(tolerance.strip()[:-1]) / 100
-    else:
-        margin, _ = parse_quantity(tolerance, unit)
-    return value, value - margin, value + margin
+    try:
+        value, half_unit = parse_quantity(stated, unit)
+        if tolerance is None:
+            bounds = value, value - half_unit, value + half_unit
+        elif isinstance(tolerance, str) and tolerance.strip().endswith("%"):
+            margin = abs(value) * float(tolerance.strip()[:-1]) / 100
+            bounds = value, value - margin, value + margin
+        else:
+            margin, _ = parse_quantity(tolerance, unit)
+            bounds = value, value - margin, value + margin
+    except OverflowError:  # an integer beyond any float
+        bounds = (math.inf,) * 3
+    if not all(map(math.isfinite, bounds)):  # "1e400", a 400-digit number: no figure is that large
+        raise ClaimError(f"claim {claim.name}: out of range")
+    return bounds
 
 
 def validate(claim: Claim) -> None:
@@ -127,6 +135,8 @@ def validate(claim: Claim) -> None:
         return
     try:
         _bounds(claim, unit)
+    except ClaimError:
+        raise
     except ValueError as exc:
         raise ClaimError(f"claim {claim.name}: {exc}") from None
 

@@ -34,6 +34,7 @@ from .headline import by_impact, change, config_impact, key_figures, release_hea
 from .text import fit
 
 COMMENT_LIMIT = 65_536
+STEP_SUMMARY_LIMIT = 1_000_000  # GitHub refuses job summaries over 1 MiB
 COMMENT_ROWS = 40  # rows per folded table of a PR comment; the rest is in the full report
 MAX_TEXT = 300
 # Markdown punctuation, plus what starts a GFM extended autolink: the dot of "www.", the colon of
@@ -354,6 +355,14 @@ def render_comment(
             return text
     note = f"\n\n… cut to fit a comment; the full report: {full_report_link(full_report, run_url)}\n"
     return text[: limit - len(note)] + note
+
+
+def fit_summary(text: str, limit: int = STEP_SUMMARY_LIMIT) -> str:
+    """A job summary cut to ``limit`` bytes, saying so: GitHub drops a summary over its limit whole."""
+    if len(text.encode()) <= limit:
+        return text
+    note = "\n\n… cut to GitHub's job-summary limit; see the report artifacts.\n"
+    return text.encode()[: max(0, limit - len(note.encode()))].decode(errors="ignore") + note
 
 
 def report_json(report: Report) -> dict[str, Any]:

@@ -48,7 +48,23 @@ class HubSettings:
         )
 
 
-_REPO = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}(/[A-Za-z0-9][\w.-]{0,95})?$")
+# huggingface_hub's rule (validate_repo_id in huggingface_hub/utils/_validators.py, 2.4): an optional
+# namespace and a name, each 1 to 96 ASCII letters, digits, "_", "-" or ".", starting and ending with a
+# letter, digit or "_"; no "--" or ".." anywhere; not ending in ".git". Copied, not imported: the warm
+# path never imports huggingface_hub (tests/test_hostile_baselines.py checks that the two agree).
+_REPO_NAME = r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?"
+_REPO_ID = re.compile(rf"(?:{_REPO_NAME}/)?{_REPO_NAME}")
+
+
+def is_repo_id(text: object) -> bool:
+    """Whether ``text`` is a repo id the Hub client accepts: the one test for the CLI and the baselines."""
+    return (
+        isinstance(text, str)
+        and _REPO_ID.fullmatch(text) is not None
+        and "--" not in text
+        and ".." not in text
+        and not text.endswith(".git")
+    )
 
 
 @dataclass(frozen=True)
@@ -66,7 +82,7 @@ def parse_source(text: str) -> SourceSpec:
     if text.startswith((".", "/", "~")) or Path(text).is_dir():
         return SourceSpec("local", os.path.expanduser(text), "local")
     repo, _, revision = text.partition("@")
-    if not _REPO.match(repo) or ".." in repo:
+    if not is_repo_id(repo):
         raise UsageError(f"{text!r} is neither a folder nor a Hub repo id (owner/name[@revision])")
     return SourceSpec("hub", repo, revision or "main")
 

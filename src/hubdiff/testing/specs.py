@@ -19,8 +19,6 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .. import dtypes
 from ..patterns import _natural_key, parse_index_set
 
@@ -239,7 +237,9 @@ def commit_sha(repo_id: str, parent: str, files: dict[str, VirtualFile], title: 
 
 def load_repo_spec(path: Path) -> RepoSpec:
     """A repo spec file: files are inline (``json:``/``text:``) or paths relative to the spec."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    from .._baseline.schema import read_yaml  # the one bounded YAML reader
+
+    data, _ = read_yaml(path)
     base = path.parent
     commits = []
     for c in data["commits"]:
