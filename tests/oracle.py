@@ -261,7 +261,7 @@ NOT_PROVEN = "not proven by the sweep"
 # class names of recurrent mixers (case kept: "GptOssMLP" holds no SSM)
 _RECURRENT_CLASS = re.compile(
     r"Mamba|DeltaNet|LinearAttention|Recurrent|R[Gg][Ll][Rr][Uu]|Lightning|SSM|Ssm(?![a-z])|Kda|KDA|Rwkv|"
-    r"RWKV|Retention|ShortConv|Hyena|[LlMmSs]STM|[Xx]Lstm"
+    r"RWKV|Retention|ShortConv|Hyena|[LlMmSs]STM|[Xx]Lstm|Mixer(?![a-z])"
 )
 _MODEL_MAPPINGS = (
     "MODEL_FOR_CAUSAL_LM_MAPPING",

@@ -209,6 +209,8 @@ def classify(
         return "hyper_connections", layer
     if "experts" in segset or "routed_experts" in segset:
         return "routed_experts", layer
+    if segset & {"block_sparse_moe", "moe"} and len(shape) == 3:  # fused [experts, ...] (GraniteMoE)
+        return "routed_experts", layer
     if segset & {"shared_experts", "shared_expert", "shared_mlp"}:
         return "shared_experts", layer
     if (
@@ -302,7 +304,7 @@ class _Tally:
                 report.kv_a_rows.add(shape[0])
         if "linear_attn" in segset or (segset & _ATTN and segset & _LINEAR_NAMES):
             features["linear_attention"].add(layer)
-        if "experts" in segset:
+        if "experts" in segset or component == "routed_experts":
             features["experts"].add(layer)
         if component == "routed_experts":
             report.routed_by_layer[layer] = report.routed_by_layer.get(layer, 0) + params * copies

@@ -118,6 +118,17 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "cohere2": ArchitectureFacts(norms_per_layer=1),
     "cohere2_moe": ArchitectureFacts(norms_per_layer=1),
     "olmo": ArchitectureFacts(norms_per_layer=0, final_norm=False),
+    "nanochat": ArchitectureFacts(norms_per_layer=0, final_norm=False),  # weightless RMS norms
+    "flex_olmo": _FULL_NORM,
+    "hyperclovax": ArchitectureFacts(norms_per_layer=4),
+    "jais2": ArchitectureFacts(norm_bias=True, gated_mlp=False),
+    "phimoe": ArchitectureFacts(norm_bias=True),
+    "mellum": _HEAD_NORM,
+    "exaone_moe": ArchitectureFacts(qk_norm="head", router_bias=True),
+    "glm": ArchitectureFacts(o_bias_follows_attention_bias=False),
+    "seed_oss": ArchitectureFacts(o_bias_follows_attention_bias=False),
+    "granite_swa": ArchitectureFacts(sinks=True),
+    "granitemoe_swa": ArchitectureFacts(sinks=True),
 }
 # multimodal releases name the outer model; their text model's facts apply (read without transformers)
 for _outer, _text in (
@@ -142,7 +153,6 @@ for _model_type in (
     "kimi_k25",
     "sarvam_mla",
     "sarvam_moe",
-    "exaone_moe",
     "solar_open",
     "axk1",
 ):
