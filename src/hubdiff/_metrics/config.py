@@ -13,6 +13,7 @@ recorded, so that a key nobody read can be reported instead of silently ignored.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import warnings
@@ -47,6 +48,31 @@ def _num(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_DIM:
         return int(value)
     return None
+
+
+# Keys that hold a size or a multiplier, by name: hubdiff's readers and transformers' classes multiply
+# them, so the boundary (_source/layout.check_config) refuses strings and out-of-range numbers there.
+# transformers' own type hints of every field so named are int, float or lists of them.
+SIZE_KEY = re.compile(
+    r"(^|_)(size|dim|channels|heads|rank|depth|embd|layers|blocks|experts)$|^d_model$|^(n|num)_"
+)
+MULTIPLIER_KEY = re.compile(r"(^|_)(mult|multiplier|factor|expand)$|(^|(?<!aspect)_)ratio$")
+# The sizes of a vision tower that its readers take as a list; every other is taken as one number
+VISION_LIST_SIZES = frozenset({"merge_kernel_size"})
+
+
+def _one_number_sizes(tower: dict[str, Any]) -> dict[str, Any]:
+    """The tower without sizes given as lists (``patch_size: [16, 16]``), which its readers would
+    multiply as one number: a list times a size is that list repeated (``[1] * 16384**2`` is 2 GB)."""
+    if not any(type(v) is list for v in tower.values()):
+        return tower
+    return {
+        k: v
+        for k, v in tower.items()
+        if type(v) is not list
+        or k in VISION_LIST_SIZES
+        or not (SIZE_KEY.search(k) or MULTIPLIER_KEY.search(k))
+    }
 
 
 # Where multimodal configs nest the language model and the vision tower, in order of preference
@@ -91,6 +117,8 @@ def _import_transformers() -> None:
             from transformers import CONFIG_MAPPING  # noqa: F401  (the lazy mapping itself)
 
         _TRANSFORMERS = transformers
+    except MemoryError:
+        raise
     except Exception:  # not installed, or broken: hubdiff's own readers take over
         _TRANSFORMERS = None
     finally:
@@ -116,6 +144,8 @@ def _export(config: Any) -> dict[str, Any]:
     nested = set(getattr(config, "sub_configs", None) or ())
     try:
         whole = config.to_dict()
+    except MemoryError:
+        raise
     except Exception:  # a class whose to_dict fails on this input: its properties still serve
         whole = {}
     out = {k: v for k, v in whole.items() if k not in nested}
@@ -128,6 +158,8 @@ def _export(config: Any) -> dict[str, Any]:
             continue
         try:
             value = getattr(config, name)
+        except MemoryError:
+            raise
         except Exception:
             continue
         if isinstance(value, (int, str, list)) and not isinstance(value, bool):
@@ -183,6 +215,8 @@ def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
                 config = cls.from_dict({k: v for k, v in raw.items() if k != "auto_map"})
                 text = config.get_text_config()
                 vision = getattr(config, "vision_config", None)
+        except MemoryError:  # never a fallback to the raw keys: exit 3, the one line of an unexpected error
+            raise
         except Exception as exc:  # hostile or newer-than-installed input: the class's validation said no
             reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
             return f"{cls.__name__} of {version} rejected the config ({reason}): read from config keys"
@@ -231,11 +265,11 @@ class ArchConfig:
     @property
     def vision(self) -> dict[str, Any] | None:
         if self.resolved_vision:
-            return self.resolved_vision
+            return _one_number_sizes(self.resolved_vision)
         for key in VISION_CONFIG_KEYS:
             nested = self.raw.get(key)
             if isinstance(nested, dict) and nested:
-                return nested
+                return _one_number_sizes(nested)
         return None
 
     def get(self, *keys: str, default: Any = None) -> Any:

@@ -5,7 +5,9 @@ Shared by every source, so a Hub repo and a local copy of it give the same snaps
 
 from __future__ import annotations
 
+import math
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -14,9 +16,12 @@ from .._metrics.config import (
     EXPERT_KEYS,
     EXPERTS_PER_TOKEN_KEYS,
     LAYER_KEYS,
+    MAX_DIM,
     MAX_LAYERS,
     MTP_LAYER_KEYS,
+    MULTIPLIER_KEY,
     SHARED_EXPERT_KEYS,
+    SIZE_KEY,
     TEXT_CONFIG_KEYS,
     VISION_CONFIG_KEYS,
 )
@@ -51,6 +56,22 @@ OBJECT_KEYS = frozenset(
     {*TEXT_CONFIG_KEYS, *VISION_CONFIG_KEYS, "quantization_config", "config_groups", "linear_attn_config"}
     | {"rope_scaling", "rope_parameters"}
 )
+
+# What transformers' PretrainedConfig expands: num_labels into id2label and label2id (a dict entry per
+# label, built before any validation: 10**9 labels is 5 GB), and per_layer_config into one config copy
+# per layer; GPT-Neo's attention_types ([[kinds, repeat], ...]) into a list of kinds x repeat. A real
+# classifier has at most some 20,000 labels (ImageNet-21k).
+MAX_LABELS = 131_072
+LABEL_MAP_KEYS = frozenset({"id2label", "label2id"})
+
+# Sizes and multipliers (SIZE_KEY, MULTIPLIER_KEY: by name): hubdiff's readers and transformers'
+# classes multiply these (hidden x intermediate, embed_dim x patch_size^2 ...), so a string there is
+# repeated (a 2.4 GB string from "embed_dim": "x"*1000 and a patch size), a huge float overflows (1e308 x
+# hidden is inf, which int() refuses), and a huge count is looped over (mimi's num_residual_layers).
+# The only strings so named in transformers' type hints are the "auto" of a Mamba dt rank and layer
+# names in a list of layers.
+LOOPED_KEY = re.compile(r"(^|_)(layers|blocks)$")  # counts something loops over, one step at a time
+MAX_MULTIPLIER = 1 << 20  # x a size of at most MAX_DIM: at most 2**61, exact in a float
 
 INDEX_SUFFIX = ".safetensors.index.json"
 
@@ -144,11 +165,60 @@ def _kind(value: Any) -> str:
     return kinds.get(type(value), "an object")
 
 
+def _size_limit(key: str) -> int:
+    if key == "num_labels":
+        return MAX_LABELS
+    if MULTIPLIER_KEY.search(key):
+        return MAX_MULTIPLIER
+    if LOOPED_KEY.search(key):
+        return MAX_LAYERS
+    if key.endswith("experts"):
+        return MAX_EXPERTS
+    return MAX_DIM
+
+
+def _check_size(file: str, path: str, key: str, value: Any) -> None:
+    """A size or multiplier: a finite number within its limit, or a list of them; no string (bar the
+    "auto" of a rank, and layer names in a list of layers), no number past the limit, at any depth."""
+    limit = _size_limit(key)
+    low = -limit if limit == MAX_MULTIPLIER else -1  # -1: "not set" (GPTQ's group_size)
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is None or type(v) is bool or type(v) is dict:  # not a number to anyone; objects are walked
+            continue
+        if type(v) is list:
+            stack.extend(v)
+        elif type(v) in (int, float):
+            if not (math.isfinite(v) and low <= v <= limit):
+                what = f"{v:,}" if type(v) is int else f"{v:g}"
+                raise LayoutProblem(file, f"{path} is {what}: out of range ({low:,} to {limit:,})")
+        elif type(v) is str:
+            allowed = (v == "auto" and key.endswith("rank")) or (v is not value and key.endswith("layers"))
+            if not allowed:
+                where = "is a string" if v is value else "holds a string"
+                raise LayoutProblem(file, f"{path} {where}, not a number")
+
+
+def _check_attention_types(file: str, path: str, value: Any) -> None:
+    """GPT-Neo's ``[[kinds, repeat], ...]``, which transformers writes out kinds x repeat times."""
+    if type(value) is not list:
+        return
+    total = 0
+    for item in value:
+        if type(item) is list and len(item) >= 2 and type(item[1]) is int and hasattr(item[0], "__len__"):
+            total += max(item[1], 0) * max(len(item[0]), 1)
+            if total > MAX_LAYERS:
+                raise LayoutProblem(file, f"{path} expands to more than {MAX_LAYERS:,} layers")
+
+
 def check_config(config: dict[str, Any], file: str) -> None:
     """Refuse a config whose sizes or shapes would make the metrics allocate without bound or misread it.
 
-    Only the keys that drive per-layer or per-expert work are checked, at any nesting level
-    (``text_config``, ``vision_config``); every other key is compared as it is and never sized.
+    Checked at any nesting level (``text_config``, ``vision_config``, objects in lists such as
+    ``block_configs``), before transformers or hubdiff's readers see a value: the keys that drive
+    per-layer or per-expert work, what transformers expands (labels, per-layer configs), and every
+    size or multiplier (by name, see ``SIZE_KEY``); every other key is compared as it is, never sized.
     """
     layers = experts = 0
     stack: list[tuple[str, dict[str, Any]]] = [("", config)]
@@ -158,6 +228,16 @@ def check_config(config: dict[str, Any], file: str) -> None:
             path = prefix + key
             if value is None:
                 continue
+            if key in LABEL_MAP_KEYS or key == "per_layer_config":
+                limit = MAX_LABELS if key in LABEL_MAP_KEYS else MAX_LAYERS
+                if type(value) is not dict:
+                    raise LayoutProblem(file, f"{path} is {_kind(value)}, not an object")
+                if len(value) > limit:
+                    raise LayoutProblem(file, f"{path} has {len(value):,} entries (at most {limit:,})")
+                if key in LABEL_MAP_KEYS:
+                    continue  # label names and numbers, not config keys: not walked
+            elif key == "attention_types":
+                _check_attention_types(file, path, value)
             if key in LAYER_COUNT_KEYS or key in EXPERT_COUNT_KEYS:
                 limit = MAX_LAYERS if key in LAYER_COUNT_KEYS else MAX_EXPERTS
                 # an expert count may be given per layer (Hunyuan's moe_topk: [8, 8, ...])
@@ -186,6 +266,20 @@ def check_config(config: dict[str, Any], file: str) -> None:
                     raise LayoutProblem(file, f"{path} is not a string of at most {MAX_LAYERS:,} characters")
             elif key in OBJECT_KEYS and type(value) is not dict:
                 raise LayoutProblem(file, f"{path} is {_kind(value)}, not an object")
+            elif SIZE_KEY.search(key) or MULTIPLIER_KEY.search(key):
+                _check_size(file, path, key, value)
+            if type(value) is list:  # objects in lists are configs too (block_configs: one per layer)
+                lists = [(path, value)]
+                while lists:
+                    where, items = lists.pop()
+                    kinds = set(map(type, items))  # at C speed: a long list of numbers is not walked
+                    if dict not in kinds and list not in kinds:
+                        continue
+                    for i, item in enumerate(items):
+                        if type(item) is dict:
+                            stack.append((f"{where}[{i}].", item))
+                        elif type(item) is list:
+                            lists.append((f"{where}[{i}]", item))
             if type(value) is dict:
                 if key == "config_groups":
                     for name, group in value.items():
