@@ -52,6 +52,8 @@ def header_length(prefix: bytes, file_size: int | None) -> int:
     if len(prefix) < 8:
         raise HeaderProblem(f"file too short for a safetensors header ({len(prefix)} bytes)")
     (length,) = struct.unpack("<Q", prefix[:8])
+    if length >= 1 << 48:  # the first 8 bytes of text or of another format: never shown as a number
+        raise HeaderProblem("not a safetensors file (header length out of range)")
     if length > MAX_HEADER_BYTES:
         raise HeaderProblem(f"header claims {length:,} bytes (limit {MAX_HEADER_BYTES:,})")
     if length < 2:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from .._threads import each_in_threads
 from ..errors import SourceError, reading
@@ -34,8 +35,21 @@ class _Folder:
     processes: int | None = None
     processes_from_shards: int = MANY_SHARDS
 
+    def open(self, path: str) -> BinaryIO:
+        """The file, opened where its symlinks lead, which must be inside the folder.
+
+        A checked-out model repo is hostile input too: a ``config.json`` or a shard linked to
+        ``~/.ssh/...`` would otherwise be read and its content shown, as config values or as the number
+        its first 8 bytes make. (A Hugging Face cache snapshot, all links into ``../../blobs``, is
+        refused for the same reason: copy it with ``cp -rL`` first.)
+        """
+        target = (self.root / path).resolve()
+        if not target.is_relative_to(self.root.resolve()):
+            raise SourceError(self.where, None, path, "symlink points outside the folder")
+        return target.open("rb")
+
     def read(self, path: str, limit: int) -> bytes:
-        with (self.root / path).open("rb") as fh:
+        with self.open(path) as fh:
             return fh.read(limit + 1)
 
     def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
@@ -46,7 +60,7 @@ class _Folder:
         def one(shard: str) -> ShardGroups:
             try:
                 with reading(self.where, None, shard):
-                    with (self.root / shard).open("rb") as fh:
+                    with self.open(shard) as fh:
                         size = self.sizes[shard]
                         length = header_length(fh.read(8), size)
                         raw = fh.read(length)
