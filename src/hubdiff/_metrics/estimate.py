@@ -676,6 +676,7 @@ def _vit_block(b: str, d: int, mlp: int, dt: str, o_proj: str, norms: tuple[str,
     return out
 
 
+_LLAVA_PROJECTOR = frozenset({"llava", "llava_next", "llava_next_video", "llava_onevision"})
 _CLIP_KINDS = frozenset({"", "clip_vision_model", "siglip_vision_model", "siglip"})
 
 
@@ -944,13 +945,22 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
         patch, channels = v.get("patch_size") or 14, v.get("num_channels") or v.get("in_channels") or 3
         positions = (v.get("image_size") or 224) // patch
         e = "vision_tower.vision_model."
+        # CLIP: a class token (one more position), an unbiased patch convolution, a norm before the blocks
+        clip = v.get("model_type") == "clip_vision_model"
         out = [
             (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
-            (e + "embeddings.patch_embedding.bias", dt, (d,)),
-            (e + "embeddings.position_embedding.weight", dt, (positions * positions, d)),
+            (e + "embeddings.position_embedding.weight", dt, (positions * positions + int(clip), d)),
             (e + "post_layernorm.weight", dt, (d,)),
             (e + "post_layernorm.bias", dt, (d,)),
         ]
+        if clip:
+            out += [
+                (e + "embeddings.class_embedding", dt, (d,)),
+                (e + "pre_layrnorm.weight", dt, (d,)),
+                (e + "pre_layrnorm.bias", dt, (d,)),
+            ]
+        else:
+            out.append((e + "embeddings.patch_embedding.bias", dt, (d,)))
         for i in range(depth):
             out += _vit_block(
                 f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2")
@@ -969,6 +979,26 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
                 (p + "mlp.fc1.bias", dt, (mlp,)),
                 (p + "mlp.fc2.weight", dt, (d, mlp)),
                 (p + "mlp.fc2.bias", dt, (d,)),
+            ]
+        if str(cfg.raw.get("model_type")) in _LLAVA_PROJECTOR:
+            # LLaVA: two linear layers from the tapped vision layers into the text width
+            taps = cfg.raw.get("vision_feature_layer")
+            tapped = d * (len(taps) if isinstance(taps, list) else 1)
+            bias = cfg.raw.get("multimodal_projector_bias", True) is not False
+            p = "multi_modal_projector."
+            out += [
+                (p + "linear_1.weight", dt, (text_hidden, tapped)),
+                (p + "linear_2.weight", dt, (text_hidden, text_hidden)),
+            ]
+            if bias:
+                out += [(p + "linear_1.bias", dt, (text_hidden,)), (p + "linear_2.bias", dt, (text_hidden,))]
+            if cfg.raw.get("model_type") != "llava":
+                out.append(("image_newline", dt, (text_hidden,)))  # LLaVA-NeXT's row separator
+        if cfg.raw.get("model_type") == "paligemma":  # one biased projection into projection_dim
+            width = cfg.raw.get("projection_dim") or (cfg.vision or {}).get("projection_dim") or text_hidden
+            out += [
+                ("multi_modal_projector.linear.weight", dt, (width, d)),
+                ("multi_modal_projector.linear.bias", dt, (width,)),
             ]
         if isinstance(cfg.raw.get("mm_tokens_per_image"), int):  # Gemma 3: a norm and one projection
             out += [

@@ -141,6 +141,7 @@ _IRRELEVANT = frozenset(
         "use_bfloat16",
         # GPT-2's sequence-summary head (GPT2DoubleHeadsModel): no language-model checkpoint has it
         "n_ctx",  # CodeGen / GPT-J: the context length, beside n_positions
+        "num_image_tokens",  # image tokens per image: a prompt length, no shape
         "summary_type",
         "summary_use_proj",
         "summary_proj_to_labels",
