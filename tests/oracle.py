@@ -258,6 +258,9 @@ _LAYER_COUNT_KEYS = (
     "num_decoder_layers",
 )
 NOT_PROVEN = "not proven by the sweep"
+# layout switches that real releases of one architecture set both ways (Falcon-7B / -40B / -180B,
+# Persimmon and Phi's q/k LayerNorms): a "switched" variation turns them the other way, all at once
+_SWITCHES = ("bias", "qk_layernorm", "new_decoder_architecture", "parallel_attn", "multi_query")
 # class names of recurrent mixers (case kept: "GptOssMLP" holds no SSM)
 _RECURRENT_CLASS = re.compile(
     r"Mamba|DeltaNet|LinearAttention|Recurrent|R[Gg][Ll][Rr][Uu]|Lightning|SSM|Ssm(?![a-z])|Kda|KDA|Rwkv|"
@@ -329,6 +332,13 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         if _text_part(tied) is not tied and "tie_word_embeddings" in _text_part(tied):
             _text_part(tied)["tie_word_embeddings"] = not flag
         out.append(("tied" if not flag else "untied", tied))
+    switched = copy.deepcopy(out[0][1])
+    text = _text_part(switched)
+    flipped = [k for k in _SWITCHES if isinstance(text.get(k), bool)]
+    for key in flipped:
+        text[key] = not text[key]
+    if flipped:
+        out.append(("switched", switched))
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")

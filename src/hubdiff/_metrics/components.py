@@ -230,7 +230,8 @@ def classify(
         or (in_attn and segset & _LINEAR_NAMES and (info is None or info.attention in LINEAR_KINDS))
     ):
         return "linear_attention", layer
-    if len(shape) == 1 and any(("norm" in s or s.startswith("ln")) for s in segments[-2:]):
+    words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
+    if len(shape) == 1 and any(("norm" in s or s.startswith("ln")) for s in words[-2:]):
         return "norms", layer
     if in_attn:
         return "attention", layer

@@ -58,6 +58,11 @@ class ArchitectureFacts:
     learned_positions: int | None = None  # a position table of max_position_embeddings + this many rows
     embedding_norm: bool = False  # a LayerNorm right after the embedding (BLOOM)
     activation_params: int = 0  # a learned activation's own parameters in each dense MLP (xIELU: 4)
+    # Falcon's switches: ``bias`` biases every projection; ``multi_query`` means one KV head unless
+    # ``new_decoder_architecture``; ``parallel_attn`` shares one norm (two with num_ln_in_parallel_attn 2)
+    falcon_switches: bool = False
+    switched_qk_norm: str | None = None  # q/k norms' width when the config switches them on ("full")
+    qk_norm_bias: bool = True  # with norm_bias: whether the q/k norms are biased too
     swa_kv_multiplier: int = 1  # sliding-window layers have this many times the KV heads (MiMo-V2)
     swa_sinks: bool = False  # sliding-window layers have one learned sink logit per head
 
@@ -113,11 +118,12 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=True),
     "bloom": dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True, embedding_norm=True),
     "persimmon": dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True),
-    "stablelm": ArchitectureFacts(norm_bias=True),
+    "stablelm": ArchitectureFacts(norm_bias=True, switched_qk_norm="full", qk_norm_bias=False),
     "cohere": ArchitectureFacts(norms_per_layer=1),
     "cohere2": ArchitectureFacts(norms_per_layer=1),
     "cohere2_moe": ArchitectureFacts(norms_per_layer=1),
     "olmo": ArchitectureFacts(norms_per_layer=0, final_norm=False),
+    "falcon": ArchitectureFacts(gated_mlp=False, norm_bias=True, falcon_switches=True),
     "nanochat": ArchitectureFacts(norms_per_layer=0, final_norm=False),  # weightless RMS norms
     "flex_olmo": _FULL_NORM,
     "hyperclovax": ArchitectureFacts(norms_per_layer=4),
@@ -178,7 +184,7 @@ def _gated(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
 
 def _qk_norm(cfg: ArchConfig, arch: ArchitectureFacts) -> str | None:
     switched_on = cfg.get("use_qk_norm", "qk_layernorm", "qk_norm") is True
-    width = "full" if cfg.get("qk_norm_type") == "per_layer" else "head"
+    width = "full" if cfg.get("qk_norm_type") == "per_layer" else arch.switched_qk_norm or "head"
     if arch.qk_norm:
         return arch.qk_norm
     return width if switched_on and not arch.weightless_qk_norm else None
@@ -207,7 +213,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         block = blocks[layer.index] if blocks and layer.index < len(blocks) else None
         attn = _attention(cfg, arch, layer, p, h, dt, block)
         mlp = _mlp(cfg, arch, layer, p, h, dt, block)
-        norms = arch.norms_per_layer if attn and mlp else 1 if attn or mlp else 0
+        norms = _norms_per_layer(cfg, arch) if attn and mlp else 1 if attn or mlp else 0
         if block is not None:
             norms = int(bool(attn)) + int(bool(mlp))
         names = (
@@ -266,7 +272,28 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
         vd = cfg.number("swa_v_head_dim", default=vd) or vd
     elif layer.attention == "swa":
         kv *= facts(cfg)[0].swa_kv_multiplier
+    arch = facts(cfg)[0]
+    if (
+        arch.falcon_switches
+        and cfg.get("multi_query") is True
+        and cfg.get("new_decoder_architecture") is not True
+    ):
+        kv = 1
     return heads, kv, hd, vd
+
+
+def _falcon_bias(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
+    return arch.falcon_switches and cfg.get("bias") is True
+
+
+def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:
+    if not arch.falcon_switches:
+        return arch.norms_per_layer
+    parallel = cfg.get("parallel_attn") is True
+    two = cfg.get("num_ln_in_parallel_attn") == 2 or (
+        cfg.get("num_ln_in_parallel_attn") is None and cfg.get("new_decoder_architecture") is True
+    )
+    return 1 if parallel and not two else 2
 
 
 # -- attention and recurrent mixers ---------------------------------------------------------------
@@ -323,7 +350,7 @@ def _attention(
             (a + "v_proj.weight", dt, (kv * vd, h)),
         ]
     out.append((a + "o_proj.weight", dt, (h, heads * vd)))
-    bias = cfg.get("attention_bias", "qkv_bias", "use_qkv_bias") is True
+    bias = cfg.get("attention_bias", "qkv_bias", "use_qkv_bias") is True or _falcon_bias(cfg, arch)
     if bias or arch.qkv_bias:
         out += [
             (a + "q_proj.bias", dt, (q_rows,)),
@@ -331,10 +358,11 @@ def _attention(
             (a + "v_proj.bias", dt, (kv * vd,)),
         ]
     o_bias = arch.o_bias_follows_attention_bias and cfg.get("attention_bias") is True and not arch.qkv_bias
+    o_bias = o_bias or _falcon_bias(cfg, arch)
     if (bias and (arch.attention_o_bias or o_bias)) or arch.o_bias:
         out.append((a + "o_proj.bias", dt, (h,)))
     norm = _qk_norm(cfg, arch)
-    parts = ("weight", "bias") if arch.norm_bias else ("weight",)
+    parts = ("weight", "bias") if arch.norm_bias and arch.qk_norm_bias else ("weight",)
     if norm == "head":
         out += [(a + f"{n}.{part}", dt, (hd,)) for n in ("q_norm", "k_norm") for part in parts]
     elif norm == "full":
@@ -547,7 +575,7 @@ def _mlp(
 ) -> list[Triple]:
     m = p + "mlp."
     gated = _gated(cfg, arch)
-    bias = cfg.get("mlp_bias") is True or arch.mlp_bias
+    bias = cfg.get("mlp_bias") is True or arch.mlp_bias or _falcon_bias(cfg, arch)
     if block is not None:
         if block.mlp == "linear":
             return [(p + "mlp_linear.weight", dt, (h, h))]

@@ -164,6 +164,7 @@ _NULL_MEANS_NONE = frozenset(
         "mlp_layer_types",
         "rope_scaling",
         "n_inner",  # GPT-2: 4 x n_embd
+        "num_ln_in_parallel_attn",  # Falcon: two with new_decoder_architecture, else one
     }
 )
 
