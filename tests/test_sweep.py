@@ -11,6 +11,9 @@ disagrees with the model and does not say its figures are unverified), when the 
 from __future__ import annotations
 
 import json
+import math
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -188,3 +191,72 @@ def test_a_model_type_transformers_does_not_ship_keeps_its_assumption() -> None:
     )
     assert not any(NOT_PROVEN in r for r in metrics.unverified)
     assert any("not in hubdiff's architecture table" in a for a in metrics.assumptions)
+
+
+# phi-2 and pythia-2.8b as published (non-gated MLPs, which the common gated layout overcounted by 30%)
+PHI_2 = {
+    "model_type": "phi",
+    "architectures": ["PhiForCausalLM"],
+    "hidden_size": 2560,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "intermediate_size": 10240,
+    "vocab_size": 51200,
+    "max_position_embeddings": 2048,
+    "partial_rotary_factor": 0.4,
+    "tie_word_embeddings": False,
+    "hidden_act": "gelu_new",
+    "torch_dtype": "float16",
+}
+PYTHIA_2_8B = {
+    "model_type": "gpt_neox",
+    "architectures": ["GPTNeoXForCausalLM"],
+    "hidden_size": 2560,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "intermediate_size": 10240,
+    "vocab_size": 50304,
+    "max_position_embeddings": 2048,
+    "rotary_pct": 0.25,
+    "use_parallel_residual": True,
+    "tie_word_embeddings": False,
+    "hidden_act": "gelu",
+    "torch_dtype": "float16",
+}
+
+
+def _cli_metrics(folder: Path, config: dict, *args: str) -> subprocess.CompletedProcess[str]:
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    return subprocess.run(
+        [sys.executable, "-m", "hubdiff", "metrics", str(folder), "--config-only", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(("config", "published"), [(PHI_2, 2_779_683_840), (PYTHIA_2_8B, 2_775_208_960)])
+def test_cli_config_only_counts_non_gated_models_exactly(
+    tmp_path: Path, config: dict, published: int
+) -> None:
+    from .oracle import meta_inventory
+
+    done = _cli_metrics(tmp_path / "model", config, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    tensors = meta_inventory(config)
+    assert tensors is not None
+    assert data["params"]["total"] == sum(math.prod(shape) for _, _, shape in tensors) == published
+    assert data["unverified"] == []
+
+
+def test_cli_config_only_says_an_unproven_layout_is_unverified(tmp_path: Path) -> None:
+    from transformers import CONFIG_MAPPING
+
+    unproven = sorted(SWEPT_TYPES - PROVEN_TYPES)
+    model_type = "mpt" if "mpt" in unproven else unproven[0]
+    config = {**CONFIG_MAPPING[model_type]().to_diff_dict(), "model_type": model_type}
+    done = _cli_metrics(tmp_path / "model", config)
+    assert done.returncode == 0, done.stderr
+    assert f"layout of {model_type} {NOT_PROVEN}" in done.stdout
