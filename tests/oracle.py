@@ -260,7 +260,15 @@ _LAYER_COUNT_KEYS = (
 NOT_PROVEN = "not proven by the sweep"
 # layout switches that real releases of one architecture set both ways (Falcon-7B / -40B / -180B,
 # Persimmon and Phi's q/k LayerNorms): a "switched" variation turns them the other way, all at once
-_SWITCHES = ("bias", "qk_layernorm", "new_decoder_architecture", "parallel_attn", "multi_query")
+_SWITCHES = (
+    "bias",
+    "qk_layernorm",
+    "new_decoder_architecture",
+    "parallel_attn",
+    "multi_query",
+    "do_layer_norm_before",  # OPT-350M: post-LN, no final norm
+    "enable_bias",
+)
 # class names of recurrent mixers (case kept: "GptOssMLP" holds no SSM)
 _RECURRENT_CLASS = re.compile(
     r"Mamba|DeltaNet|LinearAttention|Recurrent|R[Gg][Ll][Rr][Uu]|Lightning|SSM|Ssm(?![a-z])|Kda|KDA|Rwkv|"
@@ -337,6 +345,9 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     flipped = [k for k in _SWITCHES if isinstance(text.get(k), bool)]
     for key in flipped:
         text[key] = not text[key]
+    if isinstance(text.get("word_embed_proj_dim"), int) and isinstance(text.get("hidden_size"), int):
+        text["word_embed_proj_dim"] = text["hidden_size"] // 2  # OPT-350M: a narrower embedding
+        flipped.append("word_embed_proj_dim")
     if flipped:
         out.append(("switched", switched))
     sliding = copy.deepcopy(out[0][1])

@@ -94,6 +94,8 @@ _EMBED = {
     "embeddings",
     "wpe",
     "embed_positions",
+    "project_in",  # OPT: a narrower embedding projected in and out of the model's width
+    "project_out",
 }
 _HEAD = {"lm_head", "embed_out", "output"}
 _ATTN = {

@@ -61,6 +61,9 @@ class ArchitectureFacts:
     # Falcon's switches: ``bias`` biases every projection; ``multi_query`` means one KV head unless
     # ``new_decoder_architecture``; ``parallel_attn`` shares one norm (two with num_ln_in_parallel_attn 2)
     falcon_switches: bool = False
+    # OPT's switches: enable_bias, layer_norm_elementwise_affine, do_layer_norm_before (a final norm),
+    # word_embed_proj_dim (an embedding narrower than the model, projected in and out)
+    opt_switches: bool = False
     switched_qk_norm: str | None = None  # q/k norms' width when the config switches them on ("full")
     qk_norm_bias: bool = True  # with norm_bias: whether the q/k norms are biased too
     swa_kv_multiplier: int = 1  # sliding-window layers have this many times the KV heads (MiMo-V2)
@@ -124,6 +127,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "cohere2_moe": ArchitectureFacts(norms_per_layer=1),
     "olmo": ArchitectureFacts(norms_per_layer=0, final_norm=False),
     "falcon": ArchitectureFacts(gated_mlp=False, norm_bias=True, falcon_switches=True),
+    "opt": ArchitectureFacts(gated_mlp=False, learned_positions=2, opt_switches=True),
     "nanochat": ArchitectureFacts(norms_per_layer=0, final_norm=False),  # weightless RMS norms
     "flex_olmo": _FULL_NORM,
     "hyperclovax": ArchitectureFacts(norms_per_layer=4),
@@ -196,15 +200,23 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     vocab = cfg.vocab_size or 0
     arch, _ = facts(cfg)
     norm_parts = ("weight", "bias") if arch.norm_bias else ("weight",)
-    out: list[Triple] = [("model.embed_tokens.weight", dt, (vocab + arch.extra_embedding_rows, h))]
-    if arch.final_norm:
+    width, final_norm = h, arch.final_norm
+    if arch.opt_switches:
+        affine = cfg.get("layer_norm_elementwise_affine") is not False
+        norm_parts = ("weight", "bias") if affine else ()
+        final_norm = cfg.get("do_layer_norm_before") is not False
+        width = cfg.number("word_embed_proj_dim", default=h) or h
+    out: list[Triple] = [("model.embed_tokens.weight", dt, (vocab + arch.extra_embedding_rows, width))]
+    if width != h:
+        out += [("model.project_in.weight", dt, (h, width)), ("model.project_out.weight", dt, (width, h))]
+    if final_norm:
         out += [(f"model.norm.{part}", dt, (h,)) for part in norm_parts]
     if arch.learned_positions is not None:
         out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if not cfg.tied_embeddings or arch.never_tied:
-        out.append(("lm_head.weight", dt, (vocab, h)))
+        out.append(("lm_head.weight", dt, (vocab, width)))
     if arch.head_bias:
         out.append(("lm_head.bias", dt, (vocab,)))
     blocks = block_configs(cfg)
@@ -283,6 +295,9 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
 
 
 def _falcon_bias(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
+    """Falcon's ``bias`` or OPT's ``enable_bias``: every projection biased."""
+    if arch.opt_switches:
+        return cfg.get("enable_bias") is not False
     return arch.falcon_switches and cfg.get("bias") is True
 
 
@@ -567,7 +582,7 @@ def dense_intermediate(cfg: ArchConfig) -> int:
     h = cfg.hidden_size or 0
     if cfg.num_experts and cfg.number("intermediate_size_mlp"):
         return cfg.number("intermediate_size_mlp") or 0
-    return cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", default=4 * h) or 0
+    return cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", default=4 * h) or 0
 
 
 def _mlp(
