@@ -592,6 +592,35 @@ def _census(metrics: Any, truth: Truth) -> list[str]:
     return out
 
 
+_KV_PROJECTION = re.compile(r"\.(\d+)\.(?:.+\.)?(k_proj|v_proj)\.weight$")
+
+
+def _kv(metrics: Any, truth: Truth) -> list[str]:
+    """KV cache per token against the model's own key and value projections: in every softmax-attention
+    layer, the rows of k_proj and v_proj are what one token stores. Checked where every such layer has
+    them apart (a fused qkv or a latent KV is not read here)."""
+    from hubdiff._metrics.components import classify
+    from hubdiff._metrics.kv import KV_DTYPE_BYTES
+
+    by_layer = {x.index: x for x in metrics.layers}
+    rows: dict[int, int] = {}
+    for name, _, shape in truth.tensors:
+        match = _KV_PROJECTION.search(name)
+        if match and classify(name, shape, by_layer, metrics.cfg.num_layers)[0] == "attention":
+            layer = int(match.group(1))
+            rows[layer] = rows.get(layer, 0) + shape[0]
+    attention = [x for x in metrics.layers if not x.mtp and x.attention in ("mha", "gqa", "mqa", "swa")]
+    if not attention or any(x.index not in rows for x in attention):
+        return []
+    expected = sum(rows[x.index] for x in attention)
+    per_element = KV_DTYPE_BYTES[metrics.kv.kv_dtype]
+    groups = [g for g in metrics.kv.groups if g.name in ("full_attention", "sliding_window")]
+    got = round(sum(g.bytes_per_token for g in groups) / per_element)
+    return (
+        [] if got == expected else [f"KV elements per token {got:,} vs {expected:,} (k_proj + v_proj rows)"]
+    )
+
+
 def sweep_row(case: Case) -> Row:
     """Build the case's model on the meta device and compare hubdiff's figures with it: the config-only
     estimate (total, every component, active, layer census) and the header path on a header-only
@@ -645,6 +674,7 @@ def sweep_row(case: Case) -> Row:
                 f"config {component} {estimate.get(component, 0):,} vs {real.get(component, 0):,}"
             )
     mismatches += _census(by_config, truth)
+    mismatches += _kv(by_config, truth)
     mismatches += _compare_figures(by_headers, truth, "headers")
     if real.get("other"):
         names = ", ".join(by_headers.params.other_names[:3])

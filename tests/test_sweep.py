@@ -260,3 +260,30 @@ def test_cli_config_only_says_an_unproven_layout_is_unverified(tmp_path: Path) -
     done = _cli_metrics(tmp_path / "model", config)
     assert done.returncode == 0, done.stderr
     assert f"layout of {model_type} {NOT_PROVEN}" in done.stdout
+
+
+def test_the_kv_check_compares_with_the_models_key_and_value_projections() -> None:
+    """The sweep's KV yardstick (k_proj + v_proj rows per attention layer) agrees on Llama and catches
+    a layer whose keys are wider than hubdiff's cache figure."""
+    import dataclasses
+
+    import torch
+
+    from .oracle import _inventory, _kv, _no_torch_init, _quiet, _truth, build_config, sweep_cases
+
+    case = next(c for c in sweep_cases("llama")[0] if c.variation == "size")
+    cfg_obj, _ = build_config(case.config)
+    with _quiet(), torch.device("meta"), _no_torch_init():
+        from transformers import LlamaForCausalLM
+
+        model = LlamaForCausalLM(cfg_obj)
+    truth = _truth(model, cfg_obj, _inventory(model, "checkpoint"))
+    metrics = compute_metrics(
+        Snapshot("x", "main", "", None, case.config, None, (), {}, ()), MetricsOptions(config_only=True)
+    )
+    assert _kv(metrics, truth) == []
+    wider = [
+        (n, d, (s[0] * 2, *s[1:]) if n.endswith("layers.0.self_attn.k_proj.weight") else s)
+        for n, d, s in truth.tensors
+    ]
+    assert _kv(metrics, dataclasses.replace(truth, tensors=wider))
