@@ -136,7 +136,8 @@ def test_a_renamed_repo_is_followed_with_the_token_on_both_paths(hub, tmp_path, 
     cache = tmp_path / "cache"
     cold = run(capsys, hub, cache, "org/x")
     assert cold[0] == 0, cold[2]
-    assert 307 in [e.status for e in hub.log] and None not in [e.authorization for e in hub.log]
+    on_the_hub = [e for e in hub.log if e.host == "hub"]  # the CDN, another origin, is never sent it
+    assert 307 in [e.status for e in on_the_hub] and None not in [e.authorization for e in on_the_hub]
     hub.clear()
     assert run(capsys, hub, cache, "org/x") == cold
     assert [(e.path, e.status) for e in hub.log] == [

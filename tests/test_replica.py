@@ -5,7 +5,12 @@ from pathlib import Path
 
 import pytest
 from huggingface_hub import HfApi, hf_hub_download
-from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import (
+    GatedRepoError,
+    HfHubHTTPError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
 
 from hubdiff.testing import CommitSpec, Fault, RepoSpec
 
@@ -49,8 +54,13 @@ def test_hf_hub_download_and_typed_errors(hub, tmp_path):
     )
     assert json.loads(Path(path).read_text()) == {"hidden_size": 8}
     api = HfApi(endpoint=hub.endpoint, token=False)
-    with pytest.raises(RepositoryNotFoundError):
+    with pytest.raises(HfHubHTTPError) as anonymous:  # the Hub's bare 401, typed by the library on https only
         api.model_info("org/missing")
+    assert (
+        anonymous.value.response.status_code == 401 and "X-Error-Code" not in anonymous.value.response.headers
+    )
+    with pytest.raises(RepositoryNotFoundError):
+        HfApi(endpoint=hub.endpoint, token="hf_reader").model_info("org/missing")
     with pytest.raises(RevisionNotFoundError):
         api.model_info("org/tiny", revision="nope")
     hub.add(small_repo("org/gated", gated=True))
@@ -61,6 +71,7 @@ def test_hf_hub_download_and_typed_errors(hub, tmp_path):
 def test_ranges_206_416_and_the_request_log(hub):
     from huggingface_hub.utils import get_session
 
+    hub.redirects = False  # the file route itself (the Hub's redirects: tests/test_dialect.py)
     sha = hub.add(small_repo())[-1]
     url = f"{hub.endpoint}/org/tiny/resolve/{sha}/model-00001-of-00002.safetensors"
     r = get_session().get(url, headers={"Range": "bytes=0-7"})

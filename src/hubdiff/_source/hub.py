@@ -32,14 +32,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx2
 from huggingface_hub import hf_hub_url
-from huggingface_hub.errors import (
-    EntryNotFoundError,
-    GatedRepoError,
-    HfHubHTTPError,
-    HFValidationError,
-    RepositoryNotFoundError,
-    RevisionNotFoundError,
-)
+from huggingface_hub.errors import HfHubHTTPError, HFValidationError, OfflineModeIsEnabled
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status, validate_repo_id
 
 from .. import __version__
@@ -52,7 +45,17 @@ from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, read_model
 from .cache import SnapshotCache
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
-from .outbound import DEADLINE_TIMEOUTS, MAX_REDIRECTS, origin, same_origin
+from .outbound import (
+    DEADLINE_TIMEOUTS,
+    DISABLED,
+    GATE,
+    MAX_REDIRECTS,
+    origin,
+    rate_limit,
+    refusal,
+    same_origin,
+    wait_asked,
+)
 from .parsing import HeaderParser
 from .spec import HubSettings
 
@@ -70,11 +73,15 @@ _BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encod
 
 @dataclass(frozen=True)
 class RepoInfo:
-    """What hubdiff uses of the Hub's model info, checked: the commit, its date, the files and their sizes."""
+    """What hubdiff uses of the Hub's model info, checked: the commit, its date, the files and their
+    sizes, the name the Hub answers under (its ``id``: the new name of a repo read through a rename)
+    and whether the Hub has disabled it."""
 
     sha: str
     last_modified: str | None
     sizes: dict[str, int | None]
+    repo_id: str | None = None
+    disabled: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,19 +106,22 @@ class _Refused(Exception):
 
 
 class _Retryable(Exception):
-    def __init__(self, what: str, retry_after: float | None = None) -> None:
+    """An attempt worth repeating, after ``retry_after`` seconds if the answer said; a rate-limited one
+    pauses every request of the process (``outbound.GATE``), not only this one."""
+
+    def __init__(self, what: str, retry_after: float | None = None, rate_limited: bool = False) -> None:
         super().__init__(what)
         self.retry_after = retry_after
+        self.rate_limited = rate_limited
 
 
-def _retry_after(response: httpx2.Response | None) -> float | None:
-    if response is None:
-        return None
-    value = response.headers.get("Retry-After")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
+def _retryable(response: httpx2.Response) -> _Retryable:
+    status = response.status_code
+    limit = rate_limit(response.headers) if status == 429 else None
+    what = f"HTTP {status}"
+    if limit is not None and limit.remaining == 0:
+        what += f" (rate limited: the Hub's {limit.bucket} budget resets in {limit.reset_s} s)"
+    return _Retryable(what, wait_asked(response.headers), status == 429)
 
 
 class HubReader:
@@ -130,12 +140,18 @@ class HubReader:
                 try:
                     return call()
                 except HfHubHTTPError as exc:
-                    status = exc.response.status_code if exc.response is not None else None
-                    if status in RETRY_STATUS:
-                        raise _Retryable(f"HTTP {status}", _retry_after(exc.response)) from None
+                    if exc.response is not None and exc.response.status_code in RETRY_STATUS:
+                        raise _retryable(exc.response) from None
                     raise
                 except _Refused as exc:
                     raise SourceError(where, revision, file, str(exc)) from None
+                except OfflineModeIsEnabled:  # huggingface_hub's own switch, read when it was imported
+                    raise SourceError(
+                        where,
+                        revision,
+                        file,
+                        "HF_HUB_OFFLINE is set: no request is made (--offline reads from the snapshot cache)",
+                    ) from None
                 except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
                     # no connection could be opened at all: retrying a network that is not there only
                     # makes the user wait, so this is said at once, with the way out
@@ -160,25 +176,17 @@ class HubReader:
                 if attempt == s.retries:
                     raise SourceError(where, revision, file, f"{exc} after {attempt + 1} attempts") from None
                 delay = exc.retry_after if exc.retry_after is not None else s.backoff_s * 2**attempt
-                time.sleep(min(delay, s.max_wait_s))
-            except RevisionNotFoundError:
-                raise SourceError(
-                    where, revision, file, f"revision not found{self._refs_hint(where)}"
-                ) from None
-            except GatedRepoError:
-                raise SourceError(
-                    where, revision, file, "gated repo: accept its terms on the Hub and set HF_TOKEN", "gated"
-                ) from None
-            except RepositoryNotFoundError:
-                raise SourceError(
-                    where, revision, file, "repository not found (or private: set HF_TOKEN)", "missing"
-                ) from None
-            except EntryNotFoundError:
-                raise SourceError(where, revision, file, "file not found") from None
+                if exc.rate_limited:
+                    GATE.pause(delay, s.max_wait_s)  # the next attempt, and every other request, waits
+                else:
+                    time.sleep(min(delay, s.max_wait_s))
             except HfHubHTTPError as exc:
-                status = exc.response.status_code if exc.response is not None else "?"
-                problem = "access denied (set HF_TOKEN)" if status in (401, 403) else f"HTTP {status}"
-                raise SourceError(where, revision, file, problem) from None
+                response = exc.response
+                token_sent = response.request.headers.get("Authorization") is not None
+                problem, access = refusal(response.status_code, response.headers, token_sent)
+                if response.headers.get("X-Error-Code") == "RevisionNotFound":
+                    problem += self._refs_hint(where)
+                raise SourceError(where, revision, file, problem, access) from None
         raise AssertionError("unreachable")
 
     def _request(
@@ -189,9 +197,12 @@ class HubReader:
         Redirects are followed here, not by httpx, so that ``outbound`` decides each hop: the token
         only on the endpoint's origin, Range on every hop, one deadline over all of them."""
         timeout = self.settings.timeout_s
+        GATE.wait(url)
         deadline = time.monotonic() + DEADLINE_TIMEOUTS * timeout
         session = get_session()
-        for _ in range(MAX_REDIRECTS + 1):
+        for hop in range(MAX_REDIRECTS + 1):
+            if hop:
+                GATE.wait(url)  # each hop is a request the Hub counts
             token_here = same_origin(url, self.settings.endpoint)
             headers = {k: v for k, v in self._headers.items() if token_here or k.lower() != "authorization"}
             if byte_range is not None:
@@ -200,6 +211,7 @@ class HubReader:
             response = _by_deadline(
                 lambda request=request: session.send(request, stream=True, follow_redirects=False), deadline
             )
+            GATE.observe(response.headers, self.settings.max_wait_s)
             try:
                 if response.next_request is None:
                     return _answer(response, limit, byte_range, deadline)
@@ -251,15 +263,19 @@ class HubReader:
 
     # -- pieces -----------------------------------------------------------------------------------
     def resolve(self, repo: str, revision: str) -> RepoInfo:
-        """The revision's commit sha, date and files with sizes: one request."""
+        """The revision's commit sha, date and files with sizes, and the repo's name now: one request
+        (a renamed repo's 307 followed). A disabled repo is a SourceError saying so."""
         url = f"{self.settings.endpoint}/api/models/{repo}/revision/{quote(revision, safe='')}"
         answer = self._attempts(
             lambda: self._request(url, MAX_INFO_BYTES, params={"blobs": "True"}), repo, revision, None
         )
         try:
-            return repo_info(_json_body(answer.body, MAX_INFO_BYTES))
+            info = repo_info(_json_body(answer.body, MAX_INFO_BYTES))
         except JSONProblem as exc:
             raise SourceError(repo, revision, None, f"model info {exc}") from None
+        if info.disabled:  # hub-dialect.md: model info still answers; the files do not
+            raise SourceError(repo, revision, None, DISABLED, "disabled")
+        return info
 
     def listing(self, author: str) -> dict[str, ListedRepo]:
         """Every listed repo of ``author`` with its main-branch sha and access: one request per page.
@@ -600,7 +616,11 @@ def repo_info(data: Any) -> RepoInfo:
             date = datetime.fromisoformat(date).isoformat().replace("+00:00", "Z")
         except ValueError:
             raise JSONProblem(f"has lastModified that is not a date ({date[:40]!r})") from None
-    return RepoInfo(sha, date, sizes)
+    named = data.get("id")
+    disabled = data.get("disabled") is True
+    return RepoInfo(
+        sha, date, sizes, named if isinstance(named, str) and _usable_id(named) else None, disabled
+    )
 
 
 def listed_repos(data: Any) -> dict[str, ListedRepo]:

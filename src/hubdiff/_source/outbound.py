@@ -1,4 +1,4 @@
-"""The rules every request hubdiff makes obeys, whichever client makes it.
+"""The rules every request hubdiff makes obeys, and what the Hub's answers mean, whichever client asks.
 
 Two clients talk to the Hub: huggingface_hub's httpx session (``hub.HubReader``) and, for the one
 lookup of a warm run, the standard library (``quick.current_sha``). Their defaults differ: urllib
@@ -10,7 +10,12 @@ client's redirects are trusted; both ask this module:
   on every redirect, each checked by ``same_origin`` (the Hub's renames answer 307 to a relative
   ``/api/...`` on the same host, which keeps it; its 302 to a CDN on another host does not);
 - one deadline per attempt, ``DEADLINE_TIMEOUTS`` x the timeout, over every hop's connection, status
-  line, headers and body: a server that answers each read in time but never finishes is abandoned.
+  line, headers and body: a server that answers each read in time but never finishes is abandoned;
+- one rate-limit gate for the process (``GATE``), which every request waits on: a 429 pauses every
+  thread and every repo of the run at once, for what the Hub's ``RateLimit`` header says (capped),
+  and an answer whose ``RateLimit`` shows the window's budget nearly spent spaces the next requests
+  over what is left of the window, so that the Hub is not asked until it refuses;
+- one wording for the Hub's refusals (``refusal``), so that a warm run and a cold one say the same.
 
 Standard library only: the warm run must not import huggingface_hub.
 """
@@ -18,10 +23,16 @@ Standard library only: the warm run must not import huggingface_hub.
 from __future__ import annotations
 
 import re
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
 MAX_REDIRECTS = 20  # as httpx: a loop is a one-line error, not a hang
+LOW_BUDGET = 0.1  # requests are spaced once a tenth of a window's budget is left
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # host and port only: userinfo, percent-escapes, backslashes or spaces are where URL parsers disagree
@@ -45,3 +56,145 @@ def same_origin(url: str, endpoint: str) -> bool:
     """Whether ``url`` may be sent the token: it is on the endpoint's own scheme, host and port."""
     here = origin(url)
     return here is not None and here == origin(endpoint)
+
+
+# -- what the Hub's answers say -------------------------------------------------------------------------
+
+NOT_FOUND = "repository not found (or private: set HF_TOKEN)"
+DISABLED = "disabled on the Hub"
+_DISABLED_MESSAGE = "Access to this resource is disabled."  # huggingface_hub's DisabledRepoError test
+_PROBLEMS = {  # X-Error-Code -> (problem, access)
+    "RevisionNotFound": ("revision not found", None),
+    "GatedRepo": ("gated repo: accept its terms on the Hub and set HF_TOKEN", "gated"),
+    "RepoNotFound": (NOT_FOUND, "missing"),
+    "EntryNotFound": ("file not found", None),
+}
+
+
+def refusal(status: int, headers: Any, token_sent: bool) -> tuple[str, str | None]:
+    """What a final 4xx answer means, and the access it denies ("gated", "missing", "disabled" or None).
+
+    The Hub answers an anonymous request for a repo that does not exist, or is private, with a bare
+    401: no ``X-Error-Code`` (hub-dialect.md, Errors). huggingface_hub types that as not-found only on
+    an https endpoint; here it is not-found whatever the scheme, but only when no token was sent: with
+    a token the Hub says ``RepoNotFound``, so a bare 401 means the token itself was refused."""
+    if headers.get("X-Error-Message") == _DISABLED_MESSAGE:
+        return DISABLED, "disabled"
+    code = headers.get("X-Error-Code")
+    if code in _PROBLEMS:
+        return _PROBLEMS[code]
+    if status == 401 and not token_sent and code is None:
+        return NOT_FOUND, "missing"
+    return ("access denied (set HF_TOKEN)" if status in (401, 403) else f"HTTP {status}"), None
+
+
+_RATE_LIMIT = re.compile(
+    r'"(?P<bucket>[A-Za-z0-9_|-]{1,32})"\s*;\s*r\s*=\s*(?P<r>\d{1,9})\s*;\s*t\s*=\s*(?P<t>\d{1,9})'
+)
+_QUOTA = re.compile(r";\s*q\s*=\s*(?P<q>\d{1,9})")
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """An answer's ``RateLimit`` (IETF draft fields, as the Hub sends them: ``"api";r=0;t=52``) with the
+    quota of its ``RateLimit-Policy`` (``"fixed window";"api";q=500;w=300``), when it says one."""
+
+    bucket: str
+    remaining: int
+    reset_s: int
+    quota: int | None
+
+
+def rate_limit(headers: Any) -> RateLimit | None:
+    """The answer's rate limit, or None when it carries none that parses (a hostile one included)."""
+    match = _RATE_LIMIT.search(headers.get("RateLimit") or "")
+    if match is None:
+        return None
+    quota = _QUOTA.search(headers.get("RateLimit-Policy") or "")
+    return RateLimit(match["bucket"], int(match["r"]), int(match["t"]), int(quota["q"]) if quota else None)
+
+
+def wait_asked(headers: Any) -> float | None:
+    """The seconds a 429 or 503 asks to wait: ``RateLimit``'s reset when its budget is spent (the
+    Hub's 429 has no ``Retry-After``: exo-explore/exo test_rate_limit_handling.py), else
+    ``Retry-After`` in seconds; None when neither says."""
+    limit = rate_limit(headers)
+    if limit is not None and limit.remaining == 0:
+        return float(max(1, limit.reset_s))
+    value = headers.get("Retry-After")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def bucket_of(url: str) -> str:
+    """The Hub's bucket a request counts in (hub-docs rate-limits.md): resolves, or API calls."""
+    path = urlsplit(url).path
+    return "resolvers" if "/resolve/" in path or path.startswith("/api/resolve-cache/") else "api"
+
+
+class RateGate:
+    """Where every request of the process waits its turn: after a 429 until the pause ends, and, in a
+    bucket whose budget is nearly spent, until its slot in the rest of the window.
+
+    One for the process (``GATE``): the Hub counts a client's requests together, whichever thread or
+    repo of a run makes them, so a pause that only the refused request honoured would let the others
+    be refused in turn."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open_at = 0.0  # time.monotonic() before which no request is sent
+        self._spacing: dict[str, float] = {}  # bucket -> seconds between requests
+        self._next: dict[str, float] = {}  # bucket -> the next free slot
+        self._said_until = 0.0  # the pause whose cap was said on stderr
+
+    def wait(self, url: str) -> None:
+        """Return once ``url`` may be requested."""
+        bucket = bucket_of(url)
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                if now >= self._open_at:
+                    slot = max(now, self._next.get(bucket, 0.0))
+                    self._next[bucket] = slot + self._spacing.get(bucket, 0.0)
+                    break
+                pause = self._open_at - now
+            time.sleep(pause)
+        if slot > now:
+            time.sleep(slot - now)
+
+    def observe(self, headers: Any, cap_s: float) -> None:
+        """Space the requests of the answer's bucket by what its ``RateLimit`` says is left: none while
+        more than ``LOW_BUDGET`` of the quota is (or when no quota is said), else what is left of the
+        window shared among the requests left (at most ``cap_s`` apart)."""
+        limit = rate_limit(headers)
+        if limit is None or limit.bucket not in ("api", "resolvers"):  # the buckets requests wait in
+            return
+        low = limit.remaining == 0 or (
+            limit.quota is not None and limit.remaining <= limit.quota * LOW_BUDGET
+        )
+        spacing = min(limit.reset_s / (limit.remaining + 1), cap_s) if low else 0.0
+        with self._lock:
+            self._spacing[limit.bucket] = spacing
+
+    def pause(self, seconds: float, cap_s: float) -> None:
+        """After a 429: no request for ``seconds`` (at most ``cap_s``), and, once per pause, one line on
+        stderr when the Hub asked for longer than the cap."""
+        with self._lock:
+            now = time.monotonic()
+            until = now + min(seconds, cap_s)
+            if until <= self._open_at:
+                return
+            self._open_at = until
+            say = seconds > cap_s and now >= self._said_until
+            if say:
+                self._said_until = until
+        if say:
+            print(
+                f"hubdiff: the Hub's rate limit resets in {seconds:.0f} s; waiting at most {cap_s:g} s",
+                file=sys.stderr,
+            )
+
+
+GATE = RateGate()

@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..errors import SourceError
-from .outbound import DEADLINE_TIMEOUTS, same_origin
+from .outbound import DEADLINE_TIMEOUTS, GATE, refusal, same_origin, wait_asked
 from .spec import HubSettings
 
 # as hub.RETRY_STATUS, not imported from there: importing hub loads huggingface_hub
@@ -37,26 +37,12 @@ RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 MAX_BODY = 10_000_000
 
 
-# The ordinary path's words for the Hub's typed errors (hub.HubReader._attempts), by X-Error-Code
-_PROBLEMS = {
-    "RevisionNotFound": "revision not found",
-    "GatedRepo": "gated repo: accept its terms on the Hub and set HF_TOKEN",
-    "RepoNotFound": "repository not found (or private: set HF_TOKEN)",
-    "EntryNotFound": "file not found",
-}
-
-
-def _problem(status: int, code: str | None) -> str:
-    if code in _PROBLEMS:
-        return _PROBLEMS[code]
-    return "access denied (set HF_TOKEN)" if status in (401, 403) else f"HTTP {status}"
-
-
 def current_sha(settings: HubSettings, repo: str, revision: str) -> str | None:
     url = f"{settings.endpoint}/api/models/{repo}/revision/{quote(revision, safe='')}?expand=sha"
     headers = {"User-Agent": f"hubdiff/{__version__}"}
     if settings.token:
         headers["Authorization"] = f"Bearer {settings.token}"
+    GATE.wait(url)
     deadline = time.monotonic() + DEADLINE_TIMEOUTS * settings.timeout_s
     opener = urllib.request.build_opener(
         _SameOriginRedirects(settings.endpoint),
@@ -67,13 +53,18 @@ def current_sha(settings: HubSettings, repo: str, revision: str) -> str | None:
         with opener.open(
             urllib.request.Request(url, headers=headers), timeout=settings.timeout_s
         ) as response:
+            GATE.observe(response.headers, settings.max_wait_s)
             data = json.loads(response.read(MAX_BODY))
     except urllib.error.HTTPError as exc:
         exc.close()
+        GATE.observe(exc.headers, settings.max_wait_s)
+        if exc.code == 429:  # the ordinary path's attempt waits with every other request
+            GATE.pause(wait_asked(exc.headers) or settings.backoff_s, settings.max_wait_s)
         if exc.code in RETRY_STATUS or exc.code < 400:
             return None  # the ordinary path retries as configured, or follows what was not followed here
         # the Hub answered: asking again would be a retry nobody asked for (--retries 0)
-        raise SourceError(repo, revision, None, _problem(exc.code, exc.headers.get("X-Error-Code"))) from None
+        problem, access = refusal(exc.code, exc.headers, bool(settings.token))
+        raise SourceError(repo, revision, None, problem, access) from None
     except Exception:  # no answer in time, or not JSON: the ordinary path asks again, says what went wrong
         return None
     sha = data.get("sha") if isinstance(data, dict) else None

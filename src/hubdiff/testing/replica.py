@@ -1,17 +1,26 @@
 """The Hub replica: model info, commits, refs, tree, model listings and ``resolve`` with ranges.
 
-It answers the routes huggingface_hub calls, with the Hub's headers (``X-Repo-Commit``, ``ETag``,
-``X-Linked-Etag``, ``X-Linked-Size``, ``Content-Range``) and its typed errors (``X-Error-Code``).
-Every request is logged (method, path, range, status, body bytes sent), faults can be injected per
-path, and commits can be pushed while it runs.
+It speaks the real Hub's dialect, as recorded (``../shared/notes/hub-dialect.md``; each rule below
+names its recording): every ``resolve`` is a redirect (307 on the same host for small files, 302 to a
+second listening socket, the CDN, for LFS files), errors carry the Hub's ``X-Error-Code`` or, for an
+anonymous request to a missing or private repo, none at all, renamed repos answer 307 to their new
+name, and every answer carries the ``RateLimit`` headers of a fixed-window budget. Every request is
+logged (host, method, path, range, status, body bytes sent, the Authorization received, when it
+arrived), faults can be injected per path, and commits can be pushed while it runs.
+
+``redirects=False`` serves files straight from ``resolve``, for the tests that measure the requests
+and bytes of hubdiff's own reads one route per file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import math
 import re
+import secrets
 import socket
 import struct
 import threading
@@ -29,22 +38,30 @@ from .specs import CommitSpec, RepoSpec, VirtualFile, commit_sha, materialise
 class Fault:
     """Misbehave on requests whose path contains ``path_contains`` (and method, if given), ``times`` times.
 
-    ``status`` answers with that code (and ``retry_after``); ``delay_s`` stalls before answering;
-    ``truncate_to`` sends only that many body bytes of a full Content-Length, then closes; ``reset``
-    closes the connection without an answer. ``body`` replaces the body (malformed JSON, wrong field
-    types, a hostile header); ``body_size`` sends that many zero bytes instead, without holding them
-    (a 1 GB error body); ``range_shift`` moves the start a 206 claims in Content-Range; ``link`` adds
-    ``Link: <link>; rel="next"`` (``"self"``: the request's own URL); ``headers`` adds any others
-    (``Location`` for a redirect); ``trickle_s`` sends the body ``trickle_bytes`` bytes at a time with
-    that pause between (each read is quick, the whole never ends in time), and with ``trickle_head``
-    the status line and headers too. The real Hub was never recorded trickling (hub-dialect.md records
-    none); these stand for a hostile endpoint, proxy or redirect target, which a client must survive.
+    ``status`` answers with that code (and ``retry_after``); ``rate_limited`` answers 429 as the Hub
+    does when a budget is spent: ``RateLimit: "api";r=0;t=N`` and ``RateLimit-Policy``, no
+    ``Retry-After``; ``delay_s`` stalls before answering; ``truncate_to`` sends only that many body
+    bytes of a full Content-Length, then closes; ``reset`` closes the connection without an answer.
+    ``body`` replaces the body (malformed JSON, wrong field types, a hostile header); ``body_size``
+    sends that many zero bytes instead, without holding them (a 1 GB error body); ``range_shift``
+    moves the start a 206 claims in Content-Range; ``link`` adds ``Link: <link>; rel="next"``
+    (``"self"``: the request's own URL); ``headers`` adds any others (``Location`` for a redirect);
+    ``trickle_s`` sends the body ``trickle_bytes`` bytes at a time with that pause between (each read
+    is quick, the whole never ends in time), and with ``trickle_head`` the status line and headers
+    too. The real Hub was never recorded trickling (hub-dialect.md records none); these stand for a
+    hostile endpoint, proxy or redirect target, which a client must survive.
+
+    A file read is a chain of hops (``resolve``, then ``resolve-cache`` or the CDN); each hop is
+    matched on its own path and on the ``resolve`` path it serves. A fault that only alters a body or
+    its range waits for the hop that sends the file; one that changes the answer (a status, a reset,
+    a stall, trickled headers) is taken by the first hop it matches.
     """
 
     path_contains: str
     method: str | None = None
     status: int | None = None
     retry_after: str | None = None
+    rate_limited: int | None = None
     delay_s: float = 0.0
     truncate_to: int | None = None
     reset: bool = False
@@ -58,6 +75,16 @@ class Fault:
     headers: dict[str, str] | None = None
     times: int = 1_000_000
 
+    @property
+    def changes_the_answer(self) -> bool:
+        return (
+            self.status is not None
+            or self.rate_limited is not None
+            or self.reset
+            or self.delay_s > 0
+            or self.trickle_head
+        )
+
 
 @dataclass(frozen=True)
 class LoggedRequest:
@@ -67,6 +94,25 @@ class LoggedRequest:
     status: int
     bytes_sent: int
     authorization: str | None = None  # as received: whether a token reached this server
+    host: str = "hub"  # "hub", or "cdn" for the second host that serves LFS files
+    at: float = 0.0  # time.monotonic() when the request arrived
+
+
+@dataclass(frozen=True)
+class RateLimits:
+    """The Hub's budgets per client (token, or anonymous) and fixed window.
+
+    hub-docs ``docs/hub/rate-limits.md`` (huggingface/hub-docs): three buckets (Hub APIs, resolvers,
+    pages) over 5-minute fixed windows; anonymous users get 500 API calls, 3,000 resolves and 100
+    pages per window. ``window_s`` is made small by tests that want a window to pass."""
+
+    api: int = 500
+    resolvers: int = 3_000
+    pages: int = 100
+    window_s: float = 300.0
+
+    def quota(self, bucket: str) -> int:
+        return {"api": self.api, "resolvers": self.resolvers}.get(bucket, self.pages)
 
 
 @dataclass
@@ -82,8 +128,9 @@ class _Commit:
 @dataclass
 class _Repo:
     repo_id: str
-    gated: bool = False
+    gated: bool | str = False
     private: bool = False
+    disabled: bool = False
     commits: dict[str, _Commit] = field(default_factory=dict)
     branches: dict[str, str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
@@ -99,11 +146,47 @@ class _Repo:
             return self.commits[self.prs[int(match.group(1))]]
         return self.commits.get(revision)
 
+    @property
+    def gated_json(self) -> bool | str:
+        """``gated`` as the Hub writes it: false, "auto" or "manual" (huggingface_hub tests/test_hf_api.py,
+        run against production; hub-dialect.md, JSON shapes)."""
+        if isinstance(self.gated, str):
+            return self.gated
+        return "manual" if self.gated else False
+
+
+@dataclass(frozen=True)
+class _Signed:
+    """A CDN URL the replica handed out in a 302: the file it serves and the resolve path it stands for."""
+
+    path: str
+    file: VirtualFile
+    resolve_path: str
+
+
+_RESOLVE = re.compile(r"/([^/]+/[^/]+)/resolve/([^/]+)/(.+)")
+_RESOLVE_CACHE = re.compile(r"/api/resolve-cache/models/([^/]+/[^/]+)/([^/]+)/(.+)")
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def bucket_of(path: str) -> str:
+    """The rate-limit bucket a request path counts in (hub-docs rate-limits.md: "Resolvers" are the URLs
+    with a ``/resolve/`` segment, and the resolve-cache route they redirect to)."""
+    if path.startswith("/api/resolve-cache/") or _RESOLVE.fullmatch(urlsplit(path).path):
+        return "resolvers"
+    return "api" if path.startswith("/api/") else "pages"
+
 
 class HubReplica:
     """``with HubReplica() as hub: hub.add(spec); HfApi(endpoint=hub.endpoint)...``"""
 
-    def __init__(self, page_size: int = 1000, tokens: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        page_size: int = 1000,
+        tokens: frozenset[str] = frozenset(),
+        redirects: bool = True,
+        rate_limits: RateLimits | None = None,
+    ) -> None:
         self.repos: dict[str, _Repo] = {}
         self.renamed: dict[str, str] = {}  # old repo id -> new (see ``rename``)
         self.faults: list[Fault] = []
@@ -111,10 +194,17 @@ class HubReplica:
         self._in_flight = 0
         self._idle = threading.Condition(threading.Lock())
         self.page_size = page_size
-        self.tokens = tokens  # tokens that may read gated and private repos
+        self.tokens = tokens  # tokens that may read gated and private repos; any other is "not granted"
+        self.redirects = redirects  # False: resolve serves the file itself (one route per file)
+        self.rate_limits = rate_limits or RateLimits()  # the anonymous budgets unless told otherwise
+        self._used: dict[tuple[str, str, int], int] = {}  # (client, bucket, window) -> requests
+        self._started = time.monotonic()
+        self._signed: dict[str, _Signed] = {}  # CDN signature -> what it was issued for
+        self._secret = secrets.token_bytes(16)  # signs them: the same file, the same URL, as reads repeat
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._cdn: ThreadingHTTPServer | None = None
+        self._threads: list[threading.Thread] = []
 
     # -- state ---------------------------------------------------------------------------------
     def add(self, spec: RepoSpec) -> list[str]:
@@ -142,15 +232,23 @@ class HubReplica:
                 repo.prs[pr] = sha
         return sha
 
-    def set_access(self, repo_id: str, *, gated: bool | None = None, private: bool | None = None) -> None:
-        """Gate a repo or make it private (or undo either) while the replica runs."""
+    def set_access(
+        self,
+        repo_id: str,
+        *,
+        gated: bool | str | None = None,
+        private: bool | None = None,
+        disabled: bool | None = None,
+    ) -> None:
+        """Gate a repo, make it private or disable it (or undo any of them) while the replica runs."""
         with self._lock:
             repo = self.repos[repo_id]
             repo.gated = repo.gated if gated is None else gated
             repo.private = repo.private if private is None else private
+            repo.disabled = repo.disabled if disabled is None else disabled
 
     def remove(self, repo_id: str) -> None:
-        """Delete a repo (or rename it away): it leaves the listings and every route answers 404."""
+        """Delete a repo: it leaves the listings and every route answers as for a repo never made."""
         with self._lock:
             del self.repos[repo_id]
 
@@ -158,8 +256,10 @@ class HubReplica:
         """Rename a repo as the Hub does: the old name keeps answering, with a 307 to the new one.
 
         hub-dialect.md, Renames: a relative ``Location`` on the same host, on API and resolve routes
-        (huggingface_hub's cassette ``InferenceApiTest.test_simple_inference.yaml``); listings show
-        the new name. The query is kept, as a redirect of the same route."""
+        (huggingface/huggingface_hub ``tests/cassettes/InferenceApiTest.test_simple_inference.yaml``:
+        ``GET /api/models/bert-base-uncased`` -> 307, ``Location: /api/models/google-bert/bert-base-uncased``,
+        text/plain body "Temporary Redirect. Redirecting to ..."); listings show the new name. The
+        query is kept, as a redirect of the same route."""
         with self._lock:
             repo = self.repos.pop(old)
             repo.repo_id = new
@@ -198,10 +298,15 @@ class HubReplica:
             self._in_flight -= 1
             self._idle.notify_all()
 
-    def _take_fault(self, method: str, path: str) -> Fault | None:
+    def _take_fault(self, method: str, paths: tuple[str, ...], redirect_hop: bool) -> Fault | None:
         with self._lock:
             for fault in self.faults:
-                if fault.times > 0 and fault.path_contains in path and fault.method in (None, method):
+                if (
+                    fault.times > 0
+                    and any(fault.path_contains in p for p in paths)
+                    and fault.method in (None, method)
+                    and (fault.changes_the_answer or not redirect_hop)
+                ):
                     fault.times -= 1
                     return fault
         return None
@@ -210,11 +315,49 @@ class HubReplica:
         with self._lock:
             self._log.append(entry)
 
+    def _spend(self, client: str, bucket: str) -> tuple[int, int]:
+        """Count one request of ``client`` in ``bucket``: (requests left in the window, seconds until it
+        resets); -1 left when this one is over the budget."""
+        limits = self.rate_limits
+        now = time.monotonic() - self._started
+        window = int(now // limits.window_s)
+        reset = max(1, math.ceil((window + 1) * limits.window_s - now))
+        with self._lock:
+            used = self._used[(client, bucket, window)] = self._used.get((client, bucket, window), 0) + 1
+        return limits.quota(bucket) - used, reset
+
+    def _sign(self, resolve_path: str, f: VirtualFile, name: str) -> str:
+        """A signed CDN URL for ``f``, as the Hub's 302 gives (a path by content hash and a query that
+        only this replica accepts, naming the file for the download)."""
+        signature = hmac.new(self._secret, f"{resolve_path}\0{f.etag}".encode(), "sha256").hexdigest()[:32]
+        path = f"/xet-bridge-us/{hashlib.sha256(resolve_path.encode()).hexdigest()[:24]}/{f.etag}"
+        with self._lock:
+            self._signed[signature] = _Signed(path, f, resolve_path)
+        disposition = quote(f"inline; filename*=UTF-8''{name}; filename=\"{name}\";", safe="")
+        query = (
+            f"X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=3600&X-Amz-Signature={signature}"
+            f"&response-content-disposition={disposition}&x-id=GetObject"
+        )
+        return f"{self.cdn_endpoint}{path}?{query}"
+
+    def _signed_for(self, path: str, query: dict[str, list[str]]) -> _Signed | None:
+        signature = (query.get("X-Amz-Signature") or [""])[0]
+        with self._lock:
+            signed = self._signed.get(signature)
+        return signed if signed is not None and signed.path == path else None
+
     # -- server --------------------------------------------------------------------------------
     @property
     def endpoint(self) -> str:
         assert self._server is not None, "replica not started"
         host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def cdn_endpoint(self) -> str:
+        """The second host, another port of 127.0.0.1: another origin, as the Hub's CDN is."""
+        assert self._cdn is not None, "replica not started"
+        host, port = self._cdn.server_address[:2]
         return f"http://{host!s}:{port}"
 
     def start(self) -> HubReplica:
@@ -223,19 +366,25 @@ class HubReplica:
         class Handler(_Handler):
             hub = replica
 
+        class CDNHandler(_CDNHandler):
+            hub = replica
+
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.02,), name="hub-replica", daemon=True
-        )
-        self._thread.start()
+        self._cdn = ThreadingHTTPServer(("127.0.0.1", 0), CDNHandler)
+        for server, name in ((self._server, "hub-replica"), (self._cdn, "hub-replica-cdn")):
+            server.daemon_threads = True
+            thread = threading.Thread(target=server.serve_forever, args=(0.02,), name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        for attribute in ("_server", "_cdn"):
+            server = getattr(self, attribute)
+            if server is not None:
+                server.shutdown()
+                server.server_close()
+                setattr(self, attribute, None)
 
     def __enter__(self) -> HubReplica:
         return self.start()
@@ -291,9 +440,27 @@ def _trickle(chunks: Iterator[bytes], pause_s: float, size: int = 16) -> Iterato
             yield chunk[i : i + size]
 
 
+def _span(requested: str | None, size: int) -> tuple[int, int] | str | None:
+    """The [start, end) a Range header asks of a file of ``size`` bytes; None for the whole file (no
+    Range, or one not understood, as servers do); "unsatisfiable" for a 416."""
+    match = re.fullmatch(r"bytes=(\d*)-(\d*)", (requested or "").strip())
+    if not match or (not match.group(1) and not match.group(2)):
+        return None
+    if match.group(1):
+        start = int(match.group(1))
+        end = min(int(match.group(2)) + 1, size) if match.group(2) else size
+    else:
+        start, end = max(0, size - int(match.group(2))), size
+    if start >= size or end <= start:
+        return "unsatisfiable"
+    return start, end
+
+
 class _Handler(BaseHTTPRequestHandler):
     hub: HubReplica
+    host = "hub"
     _fault: Fault | None = None
+    _rate: dict[str, str] | None = None  # this answer's RateLimit headers
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else every keep-alive request waits ~40 ms for a delayed ACK
 
@@ -312,6 +479,20 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
+    def _log(self, status: int, sent: int) -> None:
+        self.hub._record(
+            LoggedRequest(
+                self.command,
+                self.path,
+                self.headers.get("Range"),
+                status,
+                sent,
+                self.headers.get("Authorization"),
+                self.host,
+                self._arrived,
+            )
+        )
+
     def _send(
         self,
         status: int,
@@ -320,12 +501,19 @@ class _Handler(BaseHTTPRequestHandler):
         span: tuple[int, int] | None = None,
     ) -> None:
         fault = self._fault
-        if fault is not None and fault.status is not None:
+        if fault is not None and fault.rate_limited is not None:
+            bucket = bucket_of(self.path)
+            status, body, span = 429, json.dumps({"error": "injected"}).encode(), None
+            headers = {
+                "Content-Type": "application/json",
+                **_rate_headers(self.hub, bucket, 0, fault.rate_limited),
+            }
+        elif fault is not None and fault.status is not None:
             status, body, span = fault.status, json.dumps({"error": "injected"}).encode(), None
             headers = {"Content-Type": "application/json"}
             if fault.retry_after is not None:
                 headers["Retry-After"] = fault.retry_after
-        headers = dict(headers or {})
+        headers = {**(self._rate or {}), **(headers or {})}
         if fault is not None:
             if fault.body is not None:
                 body, span = fault.body, None
@@ -372,34 +560,76 @@ class _Handler(BaseHTTPRequestHandler):
                     break
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
-        self.hub._record(
-            LoggedRequest(
-                self.command,
-                self.path,
-                self.headers.get("Range"),
-                status,
-                sent,
-                self.headers.get("Authorization"),
-            )
-        )
+        self._log(status, sent)
 
     def _json(self, data: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(data).encode(), {"Content-Type": "application/json", **(headers or {})})
 
-    def _error(self, status: int, code: str, message: str) -> None:
-        self._json({"error": message}, status, {"X-Error-Code": code, "X-Error-Message": message})
+    def _error(
+        self, status: int, code: str | None, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        typed = {"X-Error-Code": code} if code else {}
+        self._json({"error": message}, status, {**typed, "X-Error-Message": message, **(headers or {})})
+
+    def _redirect(self, status: int, location: str, headers: dict[str, str] | None = None) -> None:
+        """A redirect as the Hub sends one: the Location, and a text/plain body saying it (huggingface_hub
+        cassette InferenceApiTest.test_simple_inference.yaml: "Temporary Redirect. Redirecting to ...")."""
+        words = "Temporary Redirect" if status == 307 else "Found"
+        body = f"{words}. Redirecting to {location}".encode()
+        self._send(
+            status,
+            body,
+            {"Location": location, "Content-Type": "text/plain; charset=utf-8", **(headers or {})},
+        )
+
+    def _token(self) -> str | None:
+        auth = self.headers.get("Authorization", "")
+        return auth[7:] if auth.startswith("Bearer ") and auth[7:] else None
 
     def _authorised(self) -> bool:
-        auth = self.headers.get("Authorization", "")
-        return auth.startswith("Bearer ") and auth[7:] in self.hub.tokens
+        return self._token() in self.hub.tokens
 
     def _repo(self, repo_id: str, files: bool = False) -> _Repo:
         repo = self.hub.repos.get(repo_id)
-        if repo is None or (repo.private and not self._authorised()):
-            self._error(401 if repo is not None else 404, "RepoNotFound", "Repository not found")
+        token = self._token()
+        if repo is None or (repo.private and token not in self.hub.tokens):
+            if token is None:
+                # hub-dialect.md, Errors: anonymous GETs of a missing or private repo answer 401 with
+                # no X-Error-Code, body {"error":"Invalid username or password."} and X-Error-Message
+                # (recorded 2026-10-02; the message shows in reports such as SkyWorkAIGC/SkyText-Chinese-GPT3
+                # issue #5 and 01-ai/Yi issue #226: "401 Client Error ... Invalid username or password.")
+                self._error(401, None, "Invalid username or password.")
+            else:
+                # with a token: 404 RepoNotFound (hub-dialect.md, Errors)
+                self._error(404, "RepoNotFound", "Repository not found")
             raise _Abort
-        if files and repo.gated and not self._authorised():
-            self._error(403, "GatedRepo", "Access to this gated repo is restricted")
+        if files and repo.disabled:
+            # hub-dialect.md, Errors: a disabled repo's files answer 401 GatedRepo; the message is the
+            # one huggingface_hub PR #1965 recorded for a disabled repo ("Access to this resource is
+            # disabled.", there a 403 on the API route with a token)
+            self._error(401, "GatedRepo", "Access to this resource is disabled.")
+            raise _Abort
+        if files and repo.gated and token not in self.hub.tokens:
+            if token is None:
+                # hub-dialect.md, Errors: 401 GatedRepo with a www-authenticate header (its value was not
+                # recorded); the message as in ToTheBeginning/PuLID issue #97 and rendeirolab/LazySlide
+                # issue #52 ("Access to model X is restricted. You must have access to it and be
+                # authenticated to access it. Please log in.")
+                message = (
+                    f"Access to model {repo.repo_id} is restricted. You must have access to it and be "
+                    "authenticated to access it. Please log in."
+                )
+                self._error(
+                    401, "GatedRepo", message, {"WWW-Authenticate": 'Bearer realm="Authentication required"'}
+                )
+            else:
+                # a token not granted: 403 GatedRepo (hub-dialect.md; ariG23498/gemma3-object-detection
+                # issue #5: "... is restricted and you are not in the authorized list. Visit ... to ask")
+                message = (
+                    f"Access to model {repo.repo_id} is restricted and you are not in the authorized list. "
+                    f"Visit {self.hub.endpoint}/{repo.repo_id} to ask for access."
+                )
+                self._error(403, "GatedRepo", message)
             raise _Abort
         return repo
 
@@ -420,28 +650,49 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             self.hub._end()
 
+    def _paths(self) -> tuple[tuple[str, ...], bool]:
+        """The paths a fault may name for this request (its own, and the resolve path it serves), and
+        whether it is a redirect hop of a file read."""
+        url = urlsplit(self.path)
+        match = _RESOLVE_CACHE.fullmatch(url.path)
+        if match:
+            repo, sha, file = (unquote(g) for g in match.groups())
+            return (self.path, f"/{repo}/resolve/{sha}/{file}"), False
+        return (self.path,), self.hub.redirects and _RESOLVE.fullmatch(url.path) is not None
+
     def _answer(self) -> None:
-        self._fault = self.hub._take_fault(self.command, self.path)
+        self._arrived = time.monotonic()
+        self._rate = None
+        paths, redirect_hop = self._paths()
+        self._fault = self.hub._take_fault(self.command, paths, redirect_hop)
         if self._fault is not None:
             if self._fault.delay_s:
                 time.sleep(self._fault.delay_s)
             if self._fault.reset:
-                self.hub._record(
-                    LoggedRequest(
-                        self.command,
-                        self.path,
-                        self.headers.get("Range"),
-                        0,
-                        0,
-                        self.headers.get("Authorization"),
-                    )
-                )
+                self._log(0, 0)
                 self.close_connection = True
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
                 return
         with contextlib.suppress(_Abort):
+            self._budget()
             self._route()
+
+    def _budget(self) -> None:
+        """Count this request against its client's budget; every answer says what is left, and one over
+        the budget is a 429.
+
+        hub-dialect.md, Rate limits: ``RateLimit: "api";r=0;t=52`` and ``RateLimit-Policy: "fixed
+        window";"api";q=500;w=300`` and no Retry-After on a real 429 (exo-explore/exo
+        ``src/exo/download/tests/test_rate_limit_handling.py``, "captured from a real HF 429 on
+        2026-04-30"); hub-docs rate-limits.md: the same two headers on every answer, so that a client
+        can slow down before it is refused. What the 429's body says was not recorded."""
+        bucket = bucket_of(self.path)
+        left, reset = self.hub._spend(self.headers.get("Authorization") or "anonymous", bucket)
+        self._rate = _rate_headers(self.hub, bucket, max(0, left), reset)
+        if left < 0:
+            self._json({"error": f"rate limited: the {bucket} budget of this window is spent"}, 429)
+            raise _Abort
 
     # -- routes --------------------------------------------------------------------------------
     def _route(self) -> None:
@@ -457,8 +708,9 @@ class _Handler(BaseHTTPRequestHandler):
             rest = moved.group(3) or ""
             if moved.group(1) != "/" or rest.startswith("/resolve/"):
                 new = quote(self.hub.renamed[unquote(moved.group(2))], safe="/")
-                location = moved.group(1) + new + rest + (f"?{url.query}" if url.query else "")
-                return self._send(307, b"", {"Location": location})
+                return self._redirect(
+                    307, moved.group(1) + new + rest + (f"?{url.query}" if url.query else "")
+                )
         match = re.fullmatch(
             r"/api/models/([^/]+/[^/]+)(?:/(revision|commits|tree|refs)(?:/([^/]+)(/.*)?)?)?", raw
         )
@@ -473,11 +725,21 @@ class _Handler(BaseHTTPRequestHandler):
             if kind == "commits":
                 return self._commits(repo, self._commit(repo, revision), query)
             return self._tree(repo, self._commit(repo, revision), unquote(rest or "/")[1:])
-        match = re.fullmatch(r"/([^/]+/[^/]+)/resolve/([^/]+)/(.+)", raw)
+        match = _RESOLVE.fullmatch(raw)
         if match:
             repo = self._repo(unquote(match.group(1)), files=True)
-            commit = self._commit(repo, unquote(match.group(2)))
-            return self._resolve(repo, commit, unquote(match.group(3)))
+            revision = unquote(match.group(2))
+            commit = self._commit(repo, revision)
+            path = unquote(match.group(3))
+            if not self.hub.redirects:
+                return self._file(commit, path)
+            return self._resolve(repo, revision, commit, path)
+        match = _RESOLVE_CACHE.fullmatch(raw)
+        if match:
+            repo = self._repo(unquote(match.group(1)), files=True)
+            if not _SHA.fullmatch(unquote(match.group(2))):
+                return self._error(400, None, "resolve-cache takes a commit sha")
+            return self._file(self._commit(repo, unquote(match.group(2))), unquote(match.group(3)))
         self._error(404, "EntryNotFound", "Not found")
 
     def _model_info(self, repo: _Repo, commit: _Commit, query: dict[str, list[str]]) -> None:
@@ -496,9 +758,11 @@ class _Handler(BaseHTTPRequestHandler):
                 elif name == "lastModified":
                     fields["lastModified"] = commit.date
                 elif name == "gated":
-                    fields["gated"] = "manual" if repo.gated else False
+                    fields["gated"] = repo.gated_json
                 elif name == "private":
                     fields["private"] = repo.private
+                elif name == "disabled":
+                    fields["disabled"] = repo.disabled
                 else:
                     return self._error(400, "BadRequest", f"unknown expand property {name}")
             return self._json(fields)
@@ -523,8 +787,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "lastModified": commit.date,
                 "createdAt": first.date,
                 "private": repo.private,
-                "gated": "manual" if repo.gated else False,
-                "disabled": False,
+                "gated": repo.gated_json,
+                # hub-dialect.md, Errors: a disabled repo's model info is still 200, saying so here
+                "disabled": repo.disabled,
                 "tags": [],
                 "siblings": siblings,
             }
@@ -585,7 +850,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "sha": head.sha,
                     "lastModified": head.date,
                     "private": repo.private,
-                    "gated": "manual" if repo.gated else False,
+                    "gated": repo.gated_json,
                 }
             )
         self._page(models, query)
@@ -601,25 +866,107 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Link"] = f'<{next_url}>; rel="next"'
         self._json(items[start : start + size], headers=headers)
 
-    def _resolve(self, repo: _Repo, commit: _Commit, path: str) -> None:
+    def _missing_file(self, commit: _Commit, path: str) -> None:
+        """hub-dialect.md, Errors: a missing file is 404 text/plain, ``X-Error-Code: EntryNotFound``, with
+        ``X-Repo-Commit``."""
+        message = "Entry not found"
+        self._send(
+            404,
+            message.encode(),
+            {
+                "Content-Type": "text/plain; charset=utf-8",
+                "X-Error-Code": "EntryNotFound",
+                "X-Error-Message": message,
+                "X-Repo-Commit": commit.sha,
+            },
+        )
+
+    def _resolve(self, repo: _Repo, revision: str, commit: _Commit, path: str) -> None:
+        """``resolve`` as the Hub answers it: a redirect for every file.
+
+        hub-dialect.md, Files. A small file: 307 to the same host, relative, as recorded by
+        ``curl -sI https://huggingface.co/Qwen/Qwen3-32B/resolve/main/config.json`` (a stored
+        transcript dated 2026-05-09): ``location: /api/resolve-cache/models/Qwen/Qwen3-32B/<sha>/
+        config.json?%2FQwen%2FQwen3-32B%2Fresolve%2Fmain%2Fconfig.json=&etag=%22<oid>%22``, text/plain;
+        httpx logs of 2026 show the follow-up ``HEAD /api/resolve-cache/...`` answered 200. An LFS
+        file: 302 to a signed URL on another host (cas-bridge.xethub.hf.co or us.aws.cdn.hf.co), the
+        302 carrying ``X-Linked-Size``, ``X-Linked-Etag`` and ``X-Repo-Commit`` (curl logs quoted in
+        stored pages, e.g. ``x-linked-size: 327212226`` with an ``x-linked-etag`` sha256 and a distinct
+        ``ETag``); the CDN answers 206 with Content-Range (datasets issue #7931: Range on cas-bridge).
+        No ``X-Xet-Hash``: huggingface_hub would switch to its Xet client (huggingface_hub.md)."""
         f = commit.files.get(path)
         if f is None:
-            return self._error(404, "EntryNotFound", f"{path} does not exist at {commit.sha}")
-        headers = {"X-Repo-Commit": commit.sha, "ETag": f'"{f.etag}"', "Accept-Ranges": "bytes"}
+            return self._missing_file(commit, path)
+        resolve_path = f"/{repo.repo_id}/resolve/{revision}/{path}"
+        if not f.lfs:
+            location = (
+                f"/api/resolve-cache/models/{quote(repo.repo_id, safe='/')}/{commit.sha}/{quote(path)}"
+                f"?{quote(resolve_path, safe='')}=&etag={quote(_etag(f))}"
+            )
+            return self._redirect(307, location)
+        headers = {
+            "X-Repo-Commit": commit.sha,
+            "X-Linked-Etag": f'"{f.etag}"',
+            "X-Linked-Size": str(f.size),
+            "ETag": _etag(f),
+        }
+        self._redirect(302, self.hub._sign(resolve_path, f, path.rsplit("/", 1)[-1]), headers)
+
+    def _file(self, commit: _Commit, path: str) -> None:
+        """The file itself, whole or the range asked (resolve-cache; resolve with ``redirects=False``)."""
+        f = commit.files.get(path)
+        if f is None:
+            return self._missing_file(commit, path)
+        headers = {"X-Repo-Commit": commit.sha, "ETag": _etag(f), "Accept-Ranges": "bytes"}
         if f.lfs:
             headers |= {"X-Linked-Etag": f'"{f.etag}"', "X-Linked-Size": str(f.size)}
-        requested = self.headers.get("Range")
-        if not requested:
+        self._ranged(f, headers)
+
+    def _ranged(self, f: VirtualFile, headers: dict[str, str]) -> None:
+        span = _span(self.headers.get("Range"), f.size)
+        if span is None:
             return self._send(200, f, headers)
-        match = re.fullmatch(r"bytes=(\d*)-(\d*)", requested.strip())
-        if not match or (not match.group(1) and not match.group(2)):
-            return self._send(200, f, headers)
-        if match.group(1):
-            start = int(match.group(1))
-            end = min(int(match.group(2)) + 1, f.size) if match.group(2) else f.size
-        else:
-            start, end = max(0, f.size - int(match.group(2))), f.size
-        if start >= f.size or end <= start:
+        if span == "unsatisfiable":
             return self._send(416, b"", {**headers, "Content-Range": f"bytes */{f.size}"})
-        headers["Content-Range"] = f"bytes {start}-{end - 1}/{f.size}"
-        self._send(206, f, headers, (start, end))
+        assert isinstance(span, tuple)
+        headers["Content-Range"] = f"bytes {span[0]}-{span[1] - 1}/{f.size}"
+        self._send(206, f, headers, span)
+
+
+class _CDNHandler(_Handler):
+    """The second host: it serves the signed URLs the 302s hand out, by content hash, to anyone who has
+    one; it never looks at Authorization (hub-dialect.md, Files: httpx drops the token on a
+    cross-origin redirect, and the CDN needs none). Its ETag is not the Hub's (there, the Xet hash)."""
+
+    host = "cdn"
+
+    def _paths(self) -> tuple[tuple[str, ...], bool]:
+        url = urlsplit(self.path)
+        signed = self.hub._signed_for(url.path, parse_qs(url.query))
+        return ((self.path, signed.resolve_path) if signed else (self.path,)), False
+
+    def _budget(self) -> None:
+        return  # the CDN is not the Hub: its answers spend no Hub budget and carry no RateLimit
+
+    def _route(self) -> None:
+        url = urlsplit(self.path)
+        signed = self.hub._signed_for(url.path, parse_qs(url.query))
+        if signed is None:
+            body = b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>AccessDenied</Code></Error>"
+            return self._send(403, body, {"Content-Type": "application/xml"})
+        cdn_etag = hashlib.sha256(b"xet" + signed.file.etag.encode()).hexdigest()
+        self._ranged(signed.file, {"ETag": f'"{cdn_etag}"', "Accept-Ranges": "bytes"})
+
+
+def _etag(f: VirtualFile) -> str:
+    """The Hub's ETag of a file: a small file's git blob id (40 hex, as the recorded Location's
+    ``etag=`` and model info's ``blobId`` show), an LFS file's content hash."""
+    return f'"{f.etag}"' if f.lfs else f'"{f.etag[:40]}"'
+
+
+def _rate_headers(hub: HubReplica, bucket: str, left: int, reset: int) -> dict[str, str]:
+    quota, window = hub.rate_limits.quota(bucket), hub.rate_limits.window_s
+    return {
+        "RateLimit": f'"{bucket}";r={left};t={reset}',
+        "RateLimit-Policy": f'"fixed window";"{bucket}";q={quota};w={math.ceil(window)}',
+    }

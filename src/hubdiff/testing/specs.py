@@ -81,7 +81,7 @@ class CommitSpec:
 class RepoSpec:
     repo_id: str
     commits: list[CommitSpec]
-    gated: bool = False
+    gated: bool | str = False  # True is the Hub's "manual"; "auto" and "manual" as the Hub says them
     private: bool = False
     tags: dict[str, int] = field(default_factory=dict)  # tag -> commit position
 
@@ -267,7 +267,11 @@ def load_repo_spec(path: Path) -> RepoSpec:
         )
     tags = {str(name): int(position) for name, position in (data.get("tags") or {}).items()}
     return RepoSpec(
-        data["repo"], commits, gated=bool(data.get("gated")), private=bool(data.get("private")), tags=tags
+        data["repo"],
+        commits,
+        gated=data["gated"] if data.get("gated") in ("auto", "manual") else bool(data.get("gated")),
+        private=bool(data.get("private")),
+        tags=tags,
     )
 
 
