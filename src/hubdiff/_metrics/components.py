@@ -217,7 +217,7 @@ def classify(
         return "shared_experts", layer
     if (
         segset & {"gate", "router"} and segset & (_MLP | {"mixer"}) and "gate_proj" not in segset
-    ) or segset & {"shared_expert_gate", "e_score_correction_bias"}:
+    ) or segset & {"shared_expert_gate", "e_score_correction_bias", "expert_bias"}:
         return "routers", layer
     if "indexer" in segset:
         return "dsa_indexer", layer

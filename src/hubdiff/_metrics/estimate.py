@@ -64,6 +64,8 @@ class ArchitectureFacts:
     # OPT's switches: enable_bias, layer_norm_elementwise_affine, do_layer_norm_before (a final norm),
     # word_embed_proj_dim (an embedding narrower than the model, projected in and out)
     opt_switches: bool = False
+    shared_expert_gate: bool = True  # a sigmoid gate beside a shared expert sized by its own key (Qwen2-MoE)
+    diff_lambdas: bool = False  # Differential attention's four lambda vectors of head_dim (DiffLlama)
     switched_qk_norm: str | None = None  # q/k norms' width when the config switches them on ("full")
     qk_norm_bias: bool = True  # with norm_bias: whether the q/k norms are biased too
     swa_kv_multiplier: int = 1  # sliding-window layers have this many times the KV heads (MiMo-V2)
@@ -138,6 +140,13 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "glm": ArchitectureFacts(o_bias_follows_attention_bias=False),
     "seed_oss": ArchitectureFacts(o_bias_follows_attention_bias=False),
     "granite_swa": ArchitectureFacts(sinks=True),
+    "lara_mini": ArchitectureFacts(qk_norm="head", split_gdn_proj=True, shared_expert_gate=False),
+    "flint": ArchitectureFacts(qk_norm="head", sinks=True, shared_expert_gate=False),
+    "hy_v3": ArchitectureFacts(qk_norm="head", router_bias=True),
+    "kolibri1": ArchitectureFacts(
+        qk_norm="head", norms_per_layer=4, router_bias=True, shared_expert_gate=False
+    ),
+    "diffllama": ArchitectureFacts(diff_lambdas=True),
     "granitemoe_swa": ArchitectureFacts(sinks=True),
 }
 # multimodal releases name the outer model; their text model's facts apply (read without transformers)
@@ -376,6 +385,8 @@ def _attention(
     o_bias = o_bias or _falcon_bias(cfg, arch)
     if (bias and (arch.attention_o_bias or o_bias)) or arch.o_bias:
         out.append((a + "o_proj.bias", dt, (h,)))
+    if arch.diff_lambdas:
+        out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
     norm = _qk_norm(cfg, arch)
     parts = ("weight", "bias") if arch.norm_bias and arch.qk_norm_bias else ("weight",)
     if norm == "head":
@@ -645,7 +656,7 @@ def _mlp(
     )
     if shared_inter:
         out += _dense(m + "shared_experts.", h, shared_inter, dt, gated)
-        if cfg.number("shared_expert_intermediate_size"):
+        if cfg.number("shared_expert_intermediate_size") and arch.shared_expert_gate:
             out.append((m + "shared_expert_gate.weight", dt, (1, h)))
     return out
 
