@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -49,7 +50,14 @@ def sources_from(args: argparse.Namespace) -> Sources:
         progress=sys.stderr.isatty(),
     )
     cache = SnapshotCache(args.cache_dir) if args.cache_dir else SnapshotCache()
-    return Sources(settings, cache, offline=args.offline)
+    return Sources(settings, cache, offline=args.offline or offline_by_environment())
+
+
+def offline_by_environment() -> bool:
+    """The ecosystem's offline switch, read as huggingface_hub reads it (constants.py: ``HF_HUB_OFFLINE``,
+    else ``TRANSFORMERS_OFFLINE``, true for 1, ON, YES or TRUE): it means ``--offline``."""
+    value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
+    return value.upper() in {"1", "ON", "YES", "TRUE"}
 
 
 def cmd_refs(args: argparse.Namespace) -> int:
@@ -290,9 +298,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from .watch import github_annotations, parse_shard, run_watch, write_github_files
 
     paths = _baseline_paths(args)
+    sources = sources_from(args)
+    if sources.offline:
+        raise errors.UsageError("hubdiff watch asks the Hub: not with --offline (or HF_HUB_OFFLINE)")
     outcome = run_watch(
         paths,
-        sources_from(args),
+        sources,
         update=args.update,
         shard=parse_shard(args.shard),
         output_dir=Path(args.output_dir),

@@ -22,7 +22,7 @@ from ._threads import each_in_threads
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError, internal_error, reading
 from .snapshot import Snapshot
 
-NOTICES = ("vanished", "gated", "skipped")  # watch results that are not a comparison
+NOTICES = ("vanished", "gated", "disabled", "renamed", "skipped")  # watch results that are not a comparison
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class Report:
     @property
     def exit_code(self) -> int:
         # check and diff: a repo that is gone or gated could not be read; the watch reports them as news
-        unread = ("vanished", "gated") if self.kind != "watch" else ()
+        unread = ("vanished", "gated", "disabled") if self.kind != "watch" else ()
         if any(r.error or r.kind in unread for r in self.results):
             return EXIT_SOURCE
         if any(r.status not in ("ok", "skipped") for r in self.results):
@@ -174,7 +174,7 @@ def failed(title: str, exc: Exception, baseline: Path | None = None, line: int |
     """What a failed read reports: a repo the Hub says is gone or gated is that notice, not a failure."""
     access = exc.access if isinstance(exc, SourceError) else None
     if access is not None:
-        kind = "gated" if access == "gated" else "vanished"
+        kind = access if access in ("gated", "disabled") else "vanished"
         return RepoResult(title, baseline=baseline, line=line, kind=kind, note=exc.problem)
     return RepoResult(title, error=failure(exc), baseline=baseline, line=line)
 

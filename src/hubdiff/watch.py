@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ._baseline import Baseline, RepoBaseline, add_release, load_baseline, update_baseline
 from ._baseline.schema import family_file
+from ._baseline.store import edit
 from ._source import Sources
 from ._source.hub import HubReader, ListedRepo
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, BaselineError, SourceError, UsageError
@@ -79,7 +80,7 @@ class WatchOutcome:
 
 
 def _recordable(result: RepoResult) -> bool:
-    return not result.error and result.kind in ("revision", "new release")
+    return not result.error and result.kind in ("revision", "new release", "renamed")
 
 
 def _repo_of(result: RepoResult) -> str:
@@ -121,16 +122,21 @@ def _listings(owners: set[str], reader: HubReader) -> dict[str, Listing]:
         return dict(zip(ordered, pool.map(listing, ordered)))
 
 
-def _current_sha(repo: RepoBaseline, listings: dict[str, Listing], reader: HubReader) -> str | Exception:
-    """The sha the repo's tracked revision points at now: from the listing when it covers the repo,
-    else one request (a private repo, another revision, or one that left the listing)."""
+def _current(
+    repo: RepoBaseline, listings: dict[str, Listing], reader: HubReader
+) -> tuple[str, str] | Exception:
+    """The sha the repo's tracked revision points at now and the name the Hub answers under: from the
+    listing when it covers the repo, else one request (a private repo, another revision, or one that
+    left the listing, as a renamed repo does: its old name answers with a 307 to the new one, which
+    model info names)."""
     listed = listings.get(repo.repo.split("/")[0])
     if repo.revision == "main" and isinstance(listed, dict) and repo.repo in listed:
-        return listed[repo.repo].sha
+        return listed[repo.repo].sha, repo.repo
     try:
-        return reader.resolve(repo.repo, repo.revision).sha
+        info = reader.resolve(repo.repo, repo.revision)
     except Exception as exc:
         return exc
+    return info.sha, info.repo_id or repo.repo
 
 
 def skip_reason(sizes: dict[str, int | None]) -> str | None:
@@ -167,7 +173,9 @@ def _release_or_notice(
         if result.kind == "new release" and not result.error:
             return result
         reason = (
-            result.note if result.kind in ("gated", "vanished") else f"could not be read ({result.error})"
+            result.note
+            if result.kind in ("gated", "vanished", "disabled")
+            else f"could not be read ({result.error})"
         )
     return RepoResult(title, baseline=baseline.path, kind="skipped", note=reason, family=baseline.family)
 
@@ -184,29 +192,64 @@ def _check_pinned(
     reader: HubReader,
     sources: Sources,
     outcome: WatchOutcome,
-) -> dict[str, str]:
-    """Every pinned repo against its baseline when its sha moved; returns repo -> the sha it moved to."""
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Every pinned repo against its baseline when its sha moved, and a notice for one the Hub now
+    answers under another name; returns repo -> the sha it moved to, and repo -> its new name."""
     moved_to: dict[str, str] = {}
+    renamed: dict[str, str] = {}
     for baseline in baselines:
         for repo in baseline.repos:
             outcome.checked += 1
-            listed = listings.get(repo.repo.split("/")[0])
-            gated = isinstance(listed, dict) and listed.get(repo.repo, ListedRepo("")).gated
-            now = _current_sha(repo, listings, reader)
-            refused = reader.refusal(repo.repo, now) if gated and isinstance(now, str) else None
-            if isinstance(now, Exception) or refused is not None:
-                why = refused or now
-                assert isinstance(why, Exception)
-                result = failed(f"{repo.repo}@{repo.revision}", why, baseline.path, repo.line)
-            elif now == repo.sha:
-                outcome.unchanged.append(repo.repo)
+            title = f"{repo.repo}@{repo.revision}"
+            results: list[RepoResult] = []
+            now = _current(repo, listings, reader)
+            if isinstance(now, Exception):
+                outcome.results.setdefault(baseline.family, []).append(
+                    failed(title, now, baseline.path, repo.line)
+                )
                 continue
-            else:
-                moved_to[repo.repo] = now
-                result, _ = check_repo(baseline, replace(repo, revision=now), sources)
-                result = replace(result, title=f"{repo.repo}@{repo.revision}")
-            outcome.results.setdefault(baseline.family, []).append(result)
-    return moved_to
+            sha, name = now
+            if name != repo.repo:
+                renamed[repo.repo] = name
+                note = f"{repo.repo} → {name}"
+                results.append(
+                    RepoResult(title, baseline=baseline.path, line=repo.line, kind="renamed", note=note)
+                )
+            listed = listings.get(name.split("/")[0])
+            gated = isinstance(listed, dict) and listed.get(name, ListedRepo("")).gated
+            refused = reader.refusal(name, sha) if gated else None
+            if refused is not None:
+                results.append(failed(title, refused, baseline.path, repo.line))
+            elif sha != repo.sha:
+                moved_to[repo.repo] = sha
+                result, _ = check_repo(baseline, replace(repo, revision=sha), sources)
+                results.append(replace(result, title=title))
+            elif name == repo.repo:
+                outcome.unchanged.append(repo.repo)
+            if results:
+                outcome.results.setdefault(baseline.family, []).extend(results)
+    return moved_to, renamed
+
+
+def _renamed_elsewhere(
+    baselines: list[Baseline], everything: list[Baseline], listings: dict[str, Listing], reader: HubReader
+) -> set[str]:
+    """The names (lowercased) that repos pinned by other shards' families answer under now, when an
+    owner's listing this run fetched no longer shows them: such a repo was renamed (or is gone), and
+    its new name is that family's pin, not a new release here. One request per such repo; asked only
+    when a listing holds a candidate release."""
+    mine = {id(b) for b in baselines}
+    names = set()
+    for baseline in everything:
+        if id(baseline) in mine:
+            continue
+        for repo in baseline.repos:
+            listed = listings.get(repo.repo.split("/")[0])
+            if repo.revision == "main" and isinstance(listed, dict) and repo.repo not in listed:
+                now = _current(repo, listings, reader)
+                if not isinstance(now, Exception):
+                    names.add(now[1].lower())
+    return names
 
 
 def _find_releases(
@@ -216,9 +259,16 @@ def _find_releases(
     reader: HubReader,
     sources: Sources,
     outcome: WatchOutcome,
+    renamed: dict[str, str],
 ) -> dict[str, str]:
-    """New repos the families' rules take, each read and compared; returns repo -> sha of those to add."""
-    pinned_anywhere = {r.repo.lower() for b in everything for r in b.repos}
+    """New repos the families' rules take, each read and compared; returns repo -> sha of those to add.
+
+    A pinned repo renamed is listed under its new name: that name is the pin's (``renamed``, and what
+    other shards' pins answer under), never a new release."""
+    pinned_anywhere = {r.repo.lower() for b in everything for r in b.repos} | {
+        n.lower() for n in renamed.values()
+    }
+    elsewhere: set[str] | None = None  # learnt once a candidate shows up
     released: dict[str, str] = {}
     for baseline in baselines:
         for owner in sorted({rule.owner for rule in baseline.discover}):
@@ -230,6 +280,10 @@ def _find_releases(
             for repo, entry in sorted(listed.items()):
                 if repo.lower() in pinned_anywhere or _family_taking(repo, everything) is not baseline:
                     continue  # nothing is fetched for a repo no rule takes, or one already pinned
+                if elsewhere is None:
+                    elsewhere = _renamed_elsewhere(baselines, everything, listings, reader)
+                if repo.lower() in elsewhere:
+                    continue
                 result = _release_or_notice(baseline, repo, entry, reader, sources)
                 outcome.results.setdefault(baseline.family, []).append(result)
                 if _recordable(result):
@@ -258,21 +312,45 @@ def _write_reports(outcome: WatchOutcome, output_dir: Path, template_dir: Path |
         outcome.files[family] = files
 
 
+def _repin(path: Path, names: dict[str, str]) -> dict[str, str]:
+    """Pin renamed repos under the names the Hub answers under now: each entry keeps its place and all
+    it holds, and a discover rule's ``reference`` follows it. A new name the file already pins is left
+    for a person to reconcile. Returns the renames made."""
+    with edit(path) as editing:
+        repos = editing.doc["repos"]
+        names = {old: new for old, new in names.items() if new not in repos}
+        editing.doc["repos"] = {names.get(name, name): entry for name, entry in repos.items()}
+        for rule in editing.doc.get("discover") or []:
+            if isinstance(rule, dict) and rule.get("reference") in names:
+                rule["reference"] = names[rule["reference"]]
+    return names
+
+
 def _record(
-    outcome: WatchOutcome, moved_to: dict[str, str], released: dict[str, str], sources: Sources
+    outcome: WatchOutcome,
+    moved_to: dict[str, str],
+    released: dict[str, str],
+    renamed: dict[str, str],
+    sources: Sources,
 ) -> None:
-    """``--update``: re-record the repos that moved and add the new releases, family by family."""
+    """``--update``: re-pin the renamed repos, re-record the repos that moved and add the new
+    releases, family by family."""
     for family in outcome.changed_families:
         path = outcome.baseline_files[family]
         recordable = [r for r in outcome.results[family] if _recordable(r)]
+        names = {_repo_of(r) for r in recordable if r.kind == "renamed"}
+        names = _repin(path, {old: renamed[old] for old in names}) if names else {}
         moved = {_repo_of(r) for r in recordable if r.kind == "revision"}
         if moved:
-            update_baseline(path, sources, only=moved, revisions=moved_to)
+            revisions = {names.get(repo, repo): sha for repo, sha in moved_to.items()}
+            update_baseline(
+                path, sources, only={names.get(repo, repo) for repo in moved}, revisions=revisions
+            )
         releases = {_repo_of(r): r for r in recordable if r.kind == "new release"}
         for repo, result in releases.items():
             assert result.sibling is not None
             add_release(path, repo, released[repo], result.sibling, result.note or "", sources)
-        outcome.updated[family] = sorted(moved | set(releases))
+        outcome.updated[family] = sorted(moved | set(releases) | set(names))
 
 
 def run_watch(
@@ -298,11 +376,11 @@ def run_watch(
     owners = {r.repo.split("/")[0] for b in baselines for r in b.repos if r.revision == "main"}
     owners |= {rule.owner for b in baselines for rule in b.discover}
     listings = _listings(owners, reader)
-    moved_to = _check_pinned(baselines, listings, reader, sources, outcome)
-    released = _find_releases(baselines, everything, listings, reader, sources, outcome)
+    moved_to, renamed = _check_pinned(baselines, listings, reader, sources, outcome)
+    released = _find_releases(baselines, everything, listings, reader, sources, outcome, renamed)
     _write_reports(outcome, output_dir, template_dir)
     if update:
-        _record(outcome, moved_to, released, sources)
+        _record(outcome, moved_to, released, renamed, sources)
     return outcome
 
 

@@ -69,6 +69,7 @@ NOTICE_WORDING = {
     "read it sees it)",
     "gated": "gated: the Hub refuses this token its files (accept the terms on the Hub, or give the "
     "workflow a token that has)",
+    "disabled": "disabled on the Hub (nothing of it can be read until it is enabled again)",
     "skipped": "skipped",
 }
 
@@ -107,6 +108,8 @@ def hub_disagreement(c: Comparison) -> str | None:
 def headline(result: RepoResult) -> str:
     if result.error:
         return f"{result.title}: could not be read ({result.error})"
+    if result.kind == "renamed":  # the note says "old → new"
+        return f"{result.title}: renamed: {result.note}."
     if result.kind in NOTICE_WORDING:
         wording = NOTICE_WORDING[result.kind]
         return f"{result.title}: {wording}" + (f" ({result.note})" if result.kind == "skipped" else "") + "."
