@@ -94,6 +94,8 @@ _EMBED = {
     "embeddings",
     "wpe",
     "embed_positions",
+    "tokens_embed",  # GPT-1
+    "positions_embed",
     "project_in",  # OPT: a narrower embedding projected in and out of the model's width
     "project_out",
 }

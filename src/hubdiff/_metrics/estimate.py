@@ -147,6 +147,8 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         qk_norm="head", norms_per_layer=4, router_bias=True, shared_expert_gate=False
     ),
     "diffllama": ArchitectureFacts(diff_lambdas=True),
+    "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias_follows_attention_bias=False),
+    "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
 }
 # multimodal releases name the outer model; their text model's facts apply (read without transformers)
@@ -161,6 +163,7 @@ for _outer, _text in (
     ("llama4", "llama4_text"),
     ("glm4v", "glm4v_text"),
     ("mllama", "mllama_text_model"),
+    ("glm4v_moe", "glm4v_moe_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 # routers that always keep an e_score_correction_bias buffer, whatever topk_method says
@@ -730,7 +733,7 @@ def _vit_block(b: str, d: int, mlp: int, dt: str, o_proj: str, norms: tuple[str,
     return out
 
 
-_LLAVA_PROJECTOR = frozenset({"llava", "llava_next", "llava_next_video", "llava_onevision"})
+_LLAVA_PROJECTOR = frozenset({"llava", "llava_next", "llava_next_video", "llava_onevision", "vipllava"})
 _CLIP_KINDS = frozenset({"", "clip_vision_model", "siglip_vision_model", "siglip"})
 
 
@@ -1036,17 +1039,19 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
             ]
         if str(cfg.raw.get("model_type")) in _LLAVA_PROJECTOR:
             # LLaVA: two linear layers from the tapped vision layers into the text width
-            taps = cfg.raw.get("vision_feature_layer")
+            taps = cfg.raw.get("vision_feature_layers", cfg.raw.get("vision_feature_layer"))
             tapped = d * (len(taps) if isinstance(taps, list) else 1)
             bias = cfg.raw.get("multimodal_projector_bias", True) is not False
             p = "multi_modal_projector."
+            if cfg.raw.get("model_type") == "vipllava":  # a LayerNorm over the tapped layers first
+                out += [(p + f"projector_layernorm.{part}", dt, (tapped,)) for part in ("weight", "bias")]
             out += [
                 (p + "linear_1.weight", dt, (text_hidden, tapped)),
                 (p + "linear_2.weight", dt, (text_hidden, text_hidden)),
             ]
             if bias:
                 out += [(p + "linear_1.bias", dt, (text_hidden,)), (p + "linear_2.bias", dt, (text_hidden,))]
-            if cfg.raw.get("model_type") != "llava":
+            if cfg.raw.get("model_type") not in ("llava", "vipllava"):
                 out.append(("image_newline", dt, (text_hidden,)))  # LLaVA-NeXT's row separator
         if cfg.raw.get("model_type") == "paligemma":  # one biased projection into projection_dim
             width = cfg.raw.get("projection_dim") or (cfg.vision or {}).get("projection_dim") or text_hidden
