@@ -55,6 +55,14 @@ def judged(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r.to_json() for r in judge_rows(rows)]
 
 
+def _proven(rows: list[dict[str, Any]]) -> list[str]:
+    from tests.oracle import Row, proven_types
+
+    return proven_types(
+        [Row(**{**r, "mismatches": tuple(r["mismatches"]), "reasons": tuple(r["reasons"])}) for r in rows]
+    )
+
+
 def summary(rows: list[dict[str, Any]]) -> list[str]:
     verdicts = Counter(r["verdict"] for r in rows)
     types = {r["model_type"] for r in rows}
@@ -69,7 +77,8 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
         f"model_types tried: {len(types)}; rows: {len(rows)}",
         f"rows: {verdicts['exact']} exact, {verdicts['unverified']} unverified, {verdicts['wrong']} wrong, "
         f"{verdicts['not built']} not built",
-        f"model_types proven exact: {len(exact_types)}",
+        f"model_types proven (a row agrees, none disagrees unmarked): {len(_proven(rows))}; "
+        f"every row of them exact: {len(exact_types)}",
         "unverified rows by first reason:",
         *(f"  {n:5d}  {reason}" for reason, n in reasons.most_common(15)),
     ]
