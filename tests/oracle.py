@@ -516,10 +516,12 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             if n and k:
                 inactive += params * (1 - min(k, n) / n)
     layers = _decoder_layers(decoder)
+    prefix = re.sub(r"(For[A-Z]\w*|LMHeadModel|Model)$", "", type(model).__name__)
     moe: set[int] = set()
     recurrent: set[int] = set()
     for i, layer in enumerate(layers):
-        classes = [type(m).__name__ for m in layer.modules()]
+        # the layer's parts, named without the model's own prefix ("RecurrentGemma", "FalconMamba")
+        classes = [type(m).__name__.removeprefix(prefix) for m in layer.modules() if m is not layer]
         names = {name.rsplit(".", 1)[-1] for name, _ in layer.named_modules()}
         if "experts" in names or any("Experts" in c for c in classes):
             moe.add(i)

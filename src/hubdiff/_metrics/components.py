@@ -130,7 +130,7 @@ _LINEAR_NAMES = {
     "x_proj",
     "dt_proj",
 }
-_MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe"}
+_MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block"}
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 
