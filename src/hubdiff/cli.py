@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 EXIT_CODES = """exit codes:
   0  nothing beyond tolerance
   1  changes found, or claims that no longer hold
-  2  usage or baseline error
+  2  usage or baseline error, or a file that cannot be written
   3  the Hub or a source could not be read (missing, gated, malformed, unreachable, not cached)"""
 
 SOURCE_HELP = (
