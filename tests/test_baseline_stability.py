@@ -462,3 +462,23 @@ def test_one_change_rewrites_only_its_own_lines(data, draw):
     else:
         assert 0 < len(removed) <= bound[0] and 0 < len(added_lines) <= bound[1]
     assert all(comment in text for comment in comments)
+
+
+def test_a_value_shared_in_memory_is_written_without_aliases(tmp_path):
+    """The reader refuses YAML aliases, so the writer must never emit one, even for shared objects."""
+    from hubdiff._baseline.schema import load_baseline
+    from hubdiff._baseline.store import write_baseline
+
+    shared = ["transformers_version"]
+    data = {
+        "family": "f",
+        "repos": {
+            "o/a": {"revision": "main", "sha": "a" * 40, "allow_changes": shared},
+            "o/b": {"revision": "main", "sha": "b" * 40, "allow_changes": shared},
+        },
+    }
+    path = tmp_path / "f.yaml"
+    write_baseline(path, data)
+    text = path.read_text()
+    assert "&" not in text and "*" not in text
+    assert [r.allow_changes for r in load_baseline(path).repos] == [("transformers_version",)] * 2

@@ -55,6 +55,11 @@ class _Literal(str):
 class _Dumper(yaml.SafeDumper):
     """Lists of scalars in flow style, everything else in block style, unless the old text said otherwise."""
 
+    def ignore_aliases(self, data: object) -> bool:
+        """Never ``&id001``/``*id001``: the baseline reader refuses aliases, so a value shared in memory
+        (two repos given one ``allow_changes`` list) is written out in full each time."""
+        return True
+
 
 class _IndentedDumper(_Dumper):
     """Block sequences indented under their key (``key:`` then ``  - item``), for a file written so."""
