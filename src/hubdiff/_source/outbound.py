@@ -146,8 +146,8 @@ class RateGate:
         self._lock = threading.Lock()
         self._open_at = 0.0  # time.monotonic() before which no request is sent
         self._spacing: dict[str, float] = {}  # bucket -> seconds between requests
-        self._next: dict[str, float] = {}  # bucket -> the next free slot
-        self._said_until = 0.0  # the pause whose cap was said on stderr
+        self._last: dict[str, float] = {}  # bucket -> when its last request was let go
+        self._said_until = 0.0  # when the Hub's window whose wait was capped, and said so, resets
 
     def wait(self, url: str) -> None:
         """Return once ``url`` may be requested."""
@@ -156,8 +156,8 @@ class RateGate:
             with self._lock:
                 now = time.monotonic()
                 if now >= self._open_at:
-                    slot = max(now, self._next.get(bucket, 0.0))
-                    self._next[bucket] = slot + self._spacing.get(bucket, 0.0)
+                    slot = max(now, self._last.get(bucket, 0.0) + self._spacing.get(bucket, 0.0))
+                    self._last[bucket] = slot
                     break
                 pause = self._open_at - now
             time.sleep(pause)
@@ -167,29 +167,26 @@ class RateGate:
     def observe(self, headers: Any, cap_s: float) -> None:
         """Space the requests of the answer's bucket by what its ``RateLimit`` says is left: none while
         more than ``LOW_BUDGET`` of the quota is (or when no quota is said), else what is left of the
-        window shared among the requests left (at most ``cap_s`` apart)."""
+        window shared among the requests left (at most ``cap_s`` apart). None left is a pause until
+        the window resets, as after a 429: the next window's budget is whole, and spaced by nothing."""
         limit = rate_limit(headers)
         if limit is None or limit.bucket not in ("api", "resolvers"):  # the buckets requests wait in
             return
-        low = limit.remaining == 0 or (
-            limit.quota is not None and limit.remaining <= limit.quota * LOW_BUDGET
-        )
-        spacing = min(limit.reset_s / (limit.remaining + 1), cap_s) if low else 0.0
+        if limit.remaining == 0:
+            self.pause(max(1, limit.reset_s), cap_s)
+        low = limit.quota is not None and 0 < limit.remaining <= limit.quota * LOW_BUDGET
         with self._lock:
-            self._spacing[limit.bucket] = spacing
+            self._spacing[limit.bucket] = min(limit.reset_s / (limit.remaining + 1), cap_s) if low else 0.0
 
     def pause(self, seconds: float, cap_s: float) -> None:
-        """After a 429: no request for ``seconds`` (at most ``cap_s``), and, once per pause, one line on
-        stderr when the Hub asked for longer than the cap."""
+        """No request for ``seconds`` (at most ``cap_s``), and one line on stderr when the Hub asked for
+        longer than the cap, once for each of its windows."""
         with self._lock:
             now = time.monotonic()
-            until = now + min(seconds, cap_s)
-            if until <= self._open_at:
-                return
-            self._open_at = until
+            self._open_at = max(self._open_at, now + min(seconds, cap_s))
             say = seconds > cap_s and now >= self._said_until
             if say:
-                self._said_until = until
+                self._said_until = now + seconds
         if say:
             print(
                 f"hubdiff: the Hub's rate limit resets in {seconds:.0f} s; waiting at most {cap_s:g} s",
