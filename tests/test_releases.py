@@ -370,10 +370,11 @@ def test_private_and_unreadable_new_repos_are_skipped_without_failing_the_run(tm
         assert by_repo["acme/Nova-broken"].status == "skipped"
         assert by_repo["acme/Nova-broken"].note.startswith("could not be read (acme/Nova-broken@")
         assert "internal error" not in by_repo["acme/Nova-neg"].headline
-        negative = by_repo["acme/Nova-neg"]  # compared, its figures marked unverified
-        assert negative.status == "new release" and negative.variant is None
-        assert "hidden_size is -64: a negative size" in negative.comparison.new.metrics.unverified
-        assert not outcome.failed and outcome.exit_code == 1  # the new release is not recorded yet
+        negative = by_repo["acme/Nova-neg"]  # a size out of range is refused as unreadable input
+        assert negative.status == "skipped"
+        assert negative.note.startswith("could not be read (acme/Nova-neg@")
+        assert "config.json: hidden_size is -64: out of range" in negative.note
+        assert not outcome.failed and outcome.exit_code == 0  # nothing was proposed
 
 
 def test_a_pinned_repo_gated_for_this_token_is_a_notice_and_one_it_may_read_is_not(tmp_path):
