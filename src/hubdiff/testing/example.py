@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-from .replica import HubReplica
+from .replica import HubReplica, RateLimits
 from .specs import RepoSpec, load_repo_spec
 
 EXAMPLE_REPOS = ("zai-org/GLM-5", "zai-org/GLM-5.3", "zai-org/GLM-5.3-Flash")
@@ -26,8 +26,12 @@ def example_specs() -> list[RepoSpec]:
 
 
 def example_hub() -> HubReplica:
-    """A started replica serving the example repos (stop it, or use it as a context manager)."""
-    hub = HubReplica().start()
+    """A started replica serving the example repos (stop it, or use it as a context manager).
+
+    Its budgets are the Hub's largest plan's (hub-docs rate-limits.md, "Enterprise Plus": 10,000 API
+    calls and 100,000 resolves per 5 minutes): one cold read of GLM-5 is some 300 resolves, and a
+    session or a demo reads it many times, which the anonymous 3,000 would soon slow down."""
+    hub = HubReplica(rate_limits=RateLimits(api=10_000, resolvers=100_000, pages=1_000)).start()
     for spec in example_specs():
         hub.add(spec)
     return hub
