@@ -24,7 +24,8 @@ from hubdiff import cli
 from hubdiff._baseline import load_baseline
 from hubdiff._baseline.schema import MAX_YAML_BYTES, MAX_YAML_DEPTH, family_file
 from hubdiff._render.markdown import COMMENT_LIMIT, STEP_SUMMARY_LIMIT
-from hubdiff._source.spec import is_repo_id, parse_source
+from hubdiff._source.repo_id import is_repo_id
+from hubdiff._source.spec import parse_source
 from hubdiff.errors import BaselineError, UsageError
 from hubdiff.watch import WatchOutcome, _write_reports
 

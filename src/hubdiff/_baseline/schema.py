@@ -25,7 +25,7 @@ from .._metrics import FIGURE_UNITS, MetricsOptions
 from .._metrics.options import OptionError, parse_options
 from .._source.jsonin import INT_RANGE, MAX_DEPTH
 from .._source.layout import LayoutProblem, check_config
-from .._source.spec import is_repo_id
+from .._source.repo_id import is_repo_id
 from ..errors import BaselineError, UsageError
 from ..patterns import Pattern, format_index_set, ordered, parse_index_set
 from ..snapshot import Snapshot

@@ -35,6 +35,7 @@ from ..snapshot import Snapshot
 from ..visible import printable
 from .jsonin import MAX_DEPTH, load_json
 from .layout import check_config
+from .repo_id import is_repo_id
 
 METRICS_FORMAT = 1  # of a metrics entry: {"format", "key", "metrics"}
 _SHA = re.compile(r"[0-9a-f]{40}")
@@ -46,9 +47,6 @@ def atomic_write_text(path: Path, text: str | bytes) -> None:
     from .._files import atomic_write_text as write
 
     write(path, text)
-
-
-_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 
 
 def default_cache_dir() -> Path:
@@ -210,7 +208,7 @@ class SnapshotCache:
 
     @staticmethod
     def _slug(repo_id: str) -> str:
-        if not _REPO_ID.match(repo_id) or ".." in repo_id:
+        if not is_repo_id(repo_id):
             raise ValueError(f"not a repo id: {repo_id!r}")
         return repo_id.replace("/", "--")
 

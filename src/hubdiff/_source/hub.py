@@ -32,8 +32,8 @@ from urllib.parse import quote, urlsplit
 
 import httpx2
 from huggingface_hub import hf_hub_url
-from huggingface_hub.errors import HfHubHTTPError, HFValidationError, OfflineModeIsEnabled
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status, validate_repo_id
+from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
 from .. import __version__
 from .._gc import gc_paused
@@ -57,6 +57,7 @@ from .outbound import (
     wait_asked,
 )
 from .parsing import HeaderParser
+from .repo_id import is_repo_id
 from .spec import HubSettings
 
 T = TypeVar("T")
@@ -66,7 +67,6 @@ MAX_INFO_BYTES = 64_000_000  # model info of a repo with some 300,000 files
 MAX_PAGE_BYTES = 64_000_000  # one page of a model listing (1,000 models)
 MAX_LISTING_PAGES = 100  # 100,000 repos of one owner
 _SHA = re.compile(r"[0-9a-f]{40}")
-_REPO_ID = re.compile(r"(?!.*\.\.)\w[\w.-]{0,95}/\w[\w.-]{0,95}", re.ASCII)  # no "..", no leading . or -
 _DTYPE = re.compile(r"[A-Z0-9_]{1,16}")
 _BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 
@@ -640,15 +640,9 @@ def listed_repos(data: Any) -> dict[str, ListedRepo]:
 
 
 def _usable_id(repo: str) -> bool:
-    """owner/name as the Hub allows them (and huggingface_hub accepts), in ASCII: anything else in a
-    listing is dropped rather than requested."""
-    if not _REPO_ID.fullmatch(repo):
-        return False
-    try:
-        validate_repo_id(repo)
-    except HFValidationError:
-        return False
-    return True
+    """owner/name as the Hub allows them (and huggingface_hub accepts): anything else in a listing is
+    dropped rather than requested."""
+    return "/" in repo and is_repo_id(repo)
 
 
 def hub_parameter_counts(data: Any) -> dict[str, int] | None:
