@@ -40,11 +40,9 @@ def parse_options(raw: Any) -> MetricsOptions:
         raise OptionError(sorted(bad)[0], f"unknown option (known: {', '.join(OPTION_KEYS)})")
     values = {k: v for k, v in raw.items() if v is not None}
     if "kv_dtype" in values:
-        values["kv_dtype"] = str(values["kv_dtype"]).lower()
-        if values["kv_dtype"] not in KV_DTYPE_BYTES:
-            raise OptionError(
-                "kv_dtype", f"unknown KV dtype {raw['kv_dtype']!r} (known: {', '.join(KV_DTYPE_BYTES)})"
-            )
+        values["kv_dtype"] = kv_dtype_of(values["kv_dtype"])
+        if values["kv_dtype"] is None:
+            del values["kv_dtype"]
     if "profile" in values and values["profile"] not in PROFILES:
         raise OptionError("profile", f"unknown profile (known: {', '.join(PROFILES)})")
     context = values.get("context")
@@ -59,6 +57,34 @@ def parse_options(raw: Any) -> MetricsOptions:
     if "config_reader" in values and values["config_reader"] not in CONFIG_READERS:
         raise OptionError("config_reader", f"must be one of {', '.join(CONFIG_READERS)}")
     return MetricsOptions(**values)
+
+
+# vLLM's --kv-cache-dtype spellings (vllm/config/cache.py, CacheDType, read at 002f10e0) that are one
+# element size: "auto" is the model's dtype; fp8 is fp8_e4m3, and e5m2 and Gaudi's fp8_inc are a byte too.
+VLLM_KV_DTYPES = {
+    "auto": None,
+    "float32": "fp32",
+    "float16": "fp16",
+    "half": "fp16",
+    "bfloat16": "bf16",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "fp8_inc": "fp8",
+}
+
+
+def kv_dtype_of(text: object) -> str | None:
+    """A KV dtype as hubdiff names it (None: the model's), from its own or vLLM's spelling.
+
+    vLLM's packed layouts (fp8_ds_mla, nvfp4, the per-token-head and turboquant ones) carry scales in a
+    layout of their own per model: refused by name rather than sized as plain elements."""
+    name = str(text).strip().lower()
+    if name in KV_DTYPE_BYTES:
+        return name
+    if name in VLLM_KV_DTYPES:
+        return VLLM_KV_DTYPES[name]
+    known = ", ".join([*KV_DTYPE_BYTES, *VLLM_KV_DTYPES])
+    raise OptionError("kv_dtype", f"unknown KV dtype {str(text)[:40]!r} (known: {known})")
 
 
 def options_entry(options: MetricsOptions) -> dict[str, Any]:
