@@ -350,6 +350,13 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         flipped.append("word_embed_proj_dim")
     if flipped:
         out.append(("switched", switched))
+    biased = copy.deepcopy(out[0][1])
+    text = _text_part(biased)
+    bias_keys = [k for k, v in text.items() if isinstance(v, bool) and "bias" in k and k not in _SWITCHES]
+    for key in bias_keys:
+        text[key] = not text[key]
+    if bias_keys:
+        out.append(("biased", biased))
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")

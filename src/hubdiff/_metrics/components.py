@@ -227,7 +227,8 @@ def classify(
     in_attn = bool(segset & _ATTN) or last.startswith("cross_attn_")  # mllama's cross_attn_attn_gate
     if in_attn and info is not None and info.attention == "none" and info.mlp != "none":
         # hybrid stacks (e.g. hybrid_override_pattern) name an MLP-only layer's block "mixer" too
-        return ("norms" if len(shape) == 1 else "dense_mlp"), layer
+        is_norm = len(shape) == 1 and any("norm" in x for x in segments[-2:])
+        return ("norms" if is_norm else "dense_mlp"), layer
     if (
         (in_attn and info is not None and info.attention in LINEAR_KINDS)
         or "linear_attn" in segset

@@ -30,18 +30,38 @@ ASSUMPTIONS = (
 
 
 @dataclass(frozen=True)
+class Switch:
+    """Whether a projection is biased: fixed by the architecture (no keys), or set by the first of
+    ``keys`` the config holds, ``default`` when it holds none (the configuration class's default).
+    Which key biases which projection differs by architecture (transformers' modeling files:
+    Llama's ``attention_bias`` biases q, k, v and o; Helium's and GLM's only q, k and v; Seed-OSS has
+    ``attention_out_bias`` for o; ERNIE 4.5's ``use_bias`` biases every projection)."""
+
+    keys: tuple[str, ...] = ()
+    default: bool = False
+
+    def on(self, cfg: ArchConfig) -> bool:
+        value = cfg.get(*self.keys) if self.keys else None
+        return value if isinstance(value, bool) else self.default
+
+
+ALWAYS = Switch((), True)
+NEVER = Switch()
+
+
+@dataclass(frozen=True)
 class ArchitectureFacts:
     """What every checkpoint of an architecture stores that no config key says."""
 
     qk_norm: str | None = None  # "head": [head_dim] each; "full": [heads x head_dim], [kv_heads x head_dim]
-    qkv_bias: bool = False
+    # q/k/v biases (MLA: q_a_proj and kv_a_proj_with_mqa) and the output projection's
+    qkv_bias: Switch = Switch(("attention_bias", "qkv_bias", "use_qkv_bias"))
+    o_bias: Switch = Switch(("attention_bias",))
     norms_per_layer: int = 2
     gated_mlp: bool = True
     sinks: bool = False  # one learned logit per head in every attention layer
     router_bias: bool = False
     expert_bias: bool = False
-    attention_o_bias: bool = False  # o_proj biased along with q/k/v (gpt-oss)
-    o_bias_follows_attention_bias: bool = True  # Llama-style: attention_bias biases all four
     output_gate: bool = False  # q_proj also writes a per-channel output gate (Qwen3-Next)
     weightless_qk_norm: bool = False  # use_qk_norm is an L2 norm without weights (Llama 4)
     extra_embedding_rows: int = 0  # rows beyond vocab_size (mllama's 8 image-control tokens)
@@ -50,11 +70,11 @@ class ArchitectureFacts:
     fused_gate_up: bool = False  # one gate_up_proj (Phi-3)
     split_gdn_proj: bool = False  # Gated DeltaNet's in_proj_qkv / _z / _b / _a stored apart (Qwen3.5)
     never_tied: bool = False  # the class keeps a separate head whatever tie_word_embeddings says
-    mlp_bias: bool = False  # the dense MLP's projections are biased (GPT-2's c_fc / c_proj, fc1 / fc2)
-    o_bias: bool = False  # the attention output projection is biased whatever the config says
+    mlp_bias: Switch = Switch(("mlp_bias",))  # the dense MLP's projections (GPT-2's c_fc / c_proj: always)
+    shared_expert_bias: bool = False  # shared experts are biased with the dense MLP (Aria, HY-V3)
     norm_bias: bool = False  # LayerNorms with a bias: every layer norm, the final one, q/k norms
     final_norm: bool = True  # a norm after the last layer (OLMo's non-parametric norms: none)
-    head_bias: bool = False  # the output head is biased (Phi, GPT-J), tied or not
+    head_bias: Switch = NEVER  # the output head is biased (Phi, GPT-J: always), tied or not
     learned_positions: int | None = None  # a position table of max_position_embeddings + this many rows
     embedding_norm: bool = False  # a LayerNorm right after the embedding (BLOOM)
     activation_params: int = 0  # a learned activation's own parameters in each dense MLP (xIELU: 4)
@@ -70,16 +90,20 @@ class ArchitectureFacts:
     qk_norm_bias: bool = True  # with norm_bias: whether the q/k norms are biased too
     swa_kv_multiplier: int = 1  # sliding-window layers have this many times the KV heads (MiMo-V2)
     swa_sinks: bool = False  # sliding-window layers have one learned sink logit per head
+    unused_keys: tuple[
+        str, ...
+    ] = ()  # keys the class holds but sizes nothing with (Nemotron-H's attention_bias)
 
 
-_QWEN2 = ArchitectureFacts(qkv_bias=True)
-_CLASSIC = ArchitectureFacts(gated_mlp=False, mlp_bias=True, norm_bias=True)
-_GPT2 = dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True, learned_positions=0)
+_QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
+_CLASSIC = ArchitectureFacts(gated_mlp=False, mlp_bias=ALWAYS, norm_bias=True)
+_GPT2 = dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, learned_positions=0)
+_QKV_ONLY = ArchitectureFacts(o_bias=NEVER)  # attention_bias biases q, k and v, never o (GLM, Helium)
 _HEAD_NORM = ArchitectureFacts(qk_norm="head")
 _FULL_NORM = ArchitectureFacts(qk_norm="full")
 ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen2": _QWEN2,
-    "qwen2_moe": _QWEN2,
+    "qwen2_moe": ArchitectureFacts(qkv_bias=Switch(("qkv_bias",), True), o_bias=NEVER),
     "qwen2_vl_text": _QWEN2,
     "qwen2_5_vl_text": _QWEN2,
     "qwen3": _HEAD_NORM,
@@ -88,7 +112,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen3_5_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
     "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
     "phi3": ArchitectureFacts(fused_qkv=True, fused_gate_up=True),
-    "glm4_moe": ArchitectureFacts(router_bias=True, o_bias_follows_attention_bias=False),
+    "glm4_moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),
     "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
     "qwen3_vl_text": _HEAD_NORM,
     "qwen3_vl_moe_text": _HEAD_NORM,
@@ -102,27 +126,36 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "olmo3": _FULL_NORM,
     "olmoe": _FULL_NORM,
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
-    "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True, attention_o_bias=True),
+    "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True),
     "nemotron": ArchitectureFacts(gated_mlp=False),
     "ernie4_5_moe": ArchitectureFacts(router_bias=True),
     "mllama_text_model": ArchitectureFacts(extra_embedding_rows=8),
     "dbrx": ArchitectureFacts(fused_qkv=True, stacked_experts=True),
-    "glm4": ArchitectureFacts(norms_per_layer=4, o_bias_follows_attention_bias=False, fused_gate_up=True),
-    "glm4v_text": ArchitectureFacts(qkv_bias=True, norms_per_layer=4, fused_gate_up=True),
-    "nemotron_h": ArchitectureFacts(gated_mlp=False, router_bias=True),
+    "glm4": ArchitectureFacts(norms_per_layer=4, o_bias=NEVER, fused_gate_up=True),
+    "glm4v_text": ArchitectureFacts(
+        qkv_bias=ALWAYS, o_bias=NEVER, norms_per_layer=4, fused_gate_up=True, unused_keys=("attention_bias",)
+    ),
+    "nemotron_h": ArchitectureFacts(
+        gated_mlp=False,
+        router_bias=True,
+        qkv_bias=NEVER,
+        o_bias=NEVER,
+        shared_expert_bias=True,
+        unused_keys=("attention_bias",),
+    ),
     "starcoder2": ArchitectureFacts(gated_mlp=False),
-    "mimo_v2_flash": ArchitectureFacts(router_bias=True, swa_kv_multiplier=2, swa_sinks=True),
+    "mimo_v2_flash": ArchitectureFacts(router_bias=True, swa_kv_multiplier=2, swa_sinks=True, o_bias=NEVER),
     "apertus": ArchitectureFacts(qk_norm="head", gated_mlp=False, activation_params=4),
     # the classic layouts: LayerNorms with biases, plain (not gated) biased MLPs, from each modeling file
     "gpt2": _GPT2,
     "gpt-sw3": _GPT2,
-    "gpt_neo": dataclasses.replace(_GPT2, qkv_bias=False),
+    "gpt_neo": dataclasses.replace(_GPT2, qkv_bias=NEVER),
     "gpt_neox": _CLASSIC,
-    "phi": dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True, norms_per_layer=1, head_bias=True),
-    "gptj": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=True),
-    "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=True),
-    "bloom": dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True, embedding_norm=True),
-    "persimmon": dataclasses.replace(_CLASSIC, qkv_bias=True, o_bias=True),
+    "phi": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, norms_per_layer=1, head_bias=ALWAYS),
+    "gptj": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
+    "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
+    "bloom": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, embedding_norm=True),
+    "persimmon": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS),
     "stablelm": ArchitectureFacts(norm_bias=True, switched_qk_norm="full", qk_norm_bias=False),
     "cohere": ArchitectureFacts(norms_per_layer=1),
     "cohere2": ArchitectureFacts(norms_per_layer=1),
@@ -134,20 +167,27 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "flex_olmo": _FULL_NORM,
     "hyperclovax": ArchitectureFacts(norms_per_layer=4),
     "jais2": ArchitectureFacts(norm_bias=True, gated_mlp=False),
-    "phimoe": ArchitectureFacts(norm_bias=True),
+    "phimoe": ArchitectureFacts(norm_bias=True, head_bias=Switch(("lm_head_bias",))),
     "mellum": _HEAD_NORM,
     "exaone_moe": ArchitectureFacts(qk_norm="head", router_bias=True),
-    "glm": ArchitectureFacts(o_bias_follows_attention_bias=False),
-    "seed_oss": ArchitectureFacts(o_bias_follows_attention_bias=False),
+    "glm": _QKV_ONLY,
+    "seed_oss": ArchitectureFacts(o_bias=Switch(("attention_out_bias",))),
     "granite_swa": ArchitectureFacts(sinks=True),
     "lara_mini": ArchitectureFacts(qk_norm="head", split_gdn_proj=True, shared_expert_gate=False),
     "flint": ArchitectureFacts(qk_norm="head", sinks=True, shared_expert_gate=False),
-    "hy_v3": ArchitectureFacts(qk_norm="head", router_bias=True),
+    "hy_v3": ArchitectureFacts(qk_norm="head", router_bias=True, shared_expert_bias=True),
     "kolibri1": ArchitectureFacts(
         qk_norm="head", norms_per_layer=4, router_bias=True, shared_expert_gate=False
     ),
     "diffllama": ArchitectureFacts(diff_lambdas=True),
-    "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias_follows_attention_bias=False),
+    "helium": _QKV_ONLY,
+    "solar_open": _QKV_ONLY,
+    "sarvam_moe": _QKV_ONLY,
+    "aria_text": ArchitectureFacts(shared_expert_bias=True),
+    "ernie4_5": ArchitectureFacts(
+        qkv_bias=Switch(("use_bias",)), o_bias=Switch(("use_bias",)), mlp_bias=Switch(("use_bias",))
+    ),
+    "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias=NEVER),
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
 }
@@ -167,6 +207,10 @@ for _outer, _text in (
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 # routers that always keep an e_score_correction_bias buffer, whatever topk_method says
+# the DSA models' configs hold mlp_bias, which their MLPs ignore; DeepSeek-V2 biases its shared experts
+for _model_type in ("deepseek_v32", "glm_moe_dsa"):
+    ARCHITECTURE_FACTS[_model_type] = ArchitectureFacts(mlp_bias=NEVER, unused_keys=("mlp_bias",))
+ARCHITECTURE_FACTS["deepseek_v2"] = ArchitectureFacts(shared_expert_bias=True)
 for _model_type in (
     "deepseek_v3",
     "deepseek_v32",
@@ -178,7 +222,9 @@ for _model_type in (
     "solar_open",
     "axk1",
 ):
-    ARCHITECTURE_FACTS[_model_type] = ArchitectureFacts(router_bias=True)
+    ARCHITECTURE_FACTS[_model_type] = dataclasses.replace(
+        ARCHITECTURE_FACTS.get(_model_type, ArchitectureFacts()), router_bias=True
+    )
 for _model_type in ("nemotron_h", "mllama_text_model", "mllama"):  # no tied-weights keys in the class
     ARCHITECTURE_FACTS[_model_type] = dataclasses.replace(ARCHITECTURE_FACTS[_model_type], never_tied=True)
 _COMMON = ArchitectureFacts()
@@ -211,6 +257,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     h = cfg.hidden_size or 0
     vocab = cfg.vocab_size or 0
     arch, _ = facts(cfg)
+    for switch in (arch.qkv_bias, arch.o_bias, arch.mlp_bias, arch.head_bias):
+        switch.on(
+            cfg
+        )  # read even where no layer of its kind is written (a Mamba-only stack's attention_bias)
     norm_parts = ("weight", "bias") if arch.norm_bias else ("weight",)
     width, final_norm = h, arch.final_norm
     if arch.opt_switches:
@@ -229,7 +279,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if not cfg.tied_embeddings or arch.never_tied:
         out.append(("lm_head.weight", dt, (vocab, width)))
-    if arch.head_bias:
+    if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
     blocks = block_configs(cfg)
     for layer in layers:
@@ -332,7 +382,7 @@ def _attention(
     if block is not None and block.attention != "attention":
         return [(p + "attn_linear.weight", dt, (h, h))] if block.attention == "linear" else []
     if kind in ("mla", "dsa"):
-        return _mla(cfg, layer, a, h, dt)
+        return _mla(cfg, arch, layer, a, h, dt)
     if kind == "kda":
         return _kda(cfg, a, h, dt)
     if kind == "gdn":
@@ -377,16 +427,13 @@ def _attention(
             (a + "v_proj.weight", dt, (kv * vd, h)),
         ]
     out.append((a + "o_proj.weight", dt, (h, heads * vd)))
-    bias = cfg.get("attention_bias", "qkv_bias", "use_qkv_bias") is True or _falcon_bias(cfg, arch)
-    if bias or arch.qkv_bias:
+    if arch.qkv_bias.on(cfg) or _falcon_bias(cfg, arch):
         out += [
             (a + "q_proj.bias", dt, (q_rows,)),
             (a + "k_proj.bias", dt, (kv * hd,)),
             (a + "v_proj.bias", dt, (kv * vd,)),
         ]
-    o_bias = arch.o_bias_follows_attention_bias and cfg.get("attention_bias") is True and not arch.qkv_bias
-    o_bias = o_bias or _falcon_bias(cfg, arch)
-    if (bias and (arch.attention_o_bias or o_bias)) or arch.o_bias:
+    if arch.o_bias.on(cfg) or _falcon_bias(cfg, arch):
         out.append((a + "o_proj.bias", dt, (h,)))
     if arch.diff_lambdas:
         out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
@@ -409,7 +456,7 @@ def _attention(
     return out
 
 
-def _mla(cfg: ArchConfig, layer: LayerInfo, a: str, h: int, dt: str) -> list[Triple]:
+def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: int, dt: str) -> list[Triple]:
     heads = cfg.num_heads or 0
     nope = cfg.number("qk_nope_head_dim", default=0) or 0
     rope = cfg.number("qk_rope_head_dim", default=0) or 0
@@ -431,6 +478,11 @@ def _mla(cfg: ArchConfig, layer: LayerInfo, a: str, h: int, dt: str) -> list[Tri
         (a + "kv_b_proj.weight", dt, (heads * (nope + v), kv_lora)),
         (a + "o_proj.weight", dt, (h, heads * v)),
     ]
+    if arch.qkv_bias.on(cfg):  # DeepSeek-V3: attention_bias biases the two down-projections and o_proj
+        out += [(a + "kv_a_proj_with_mqa.bias", dt, (kv_lora + rope,))]
+        out += [(a + "q_a_proj.bias", dt, (q_lora,))] if q_lora else []
+    if arch.o_bias.on(cfg):
+        out.append((a + "o_proj.bias", dt, (h,)))
     if layer.attention == "dsa" and layer.indexer == "own":
         ih = cfg.number("index_n_heads", default=0) or 0
         idim = cfg.number("index_head_dim", default=0) or 0
@@ -604,7 +656,7 @@ def _mlp(
 ) -> list[Triple]:
     m = p + "mlp."
     gated = _gated(cfg, arch)
-    bias = cfg.get("mlp_bias") is True or arch.mlp_bias or _falcon_bias(cfg, arch)
+    bias = arch.mlp_bias.on(cfg) or _falcon_bias(cfg, arch)
     if block is not None:
         if block.mlp == "linear":
             return [(p + "mlp_linear.weight", dt, (h, h))]
@@ -658,7 +710,7 @@ def _mlp(
         or inter * n_shared
     )
     if shared_inter:
-        out += _dense(m + "shared_experts.", h, shared_inter, dt, gated)
+        out += _dense(m + "shared_experts.", h, shared_inter, dt, gated, bias and arch.shared_expert_bias)
         if cfg.number("shared_expert_intermediate_size") and arch.shared_expert_gate:
             out.append((m + "shared_expert_gate.weight", dt, (1, h)))
     return out

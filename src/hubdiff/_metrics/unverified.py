@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from .config import BLOCK_PARTS, TEXT_CONFIG_KEYS, VISION_CONFIG_KEYS, ArchConfig, absurd_layer_count
-from .estimate import ARCHITECTURE_FACTS, vision_kind
+from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
 from .proven import PROVEN_TYPES, SWEPT_TYPES
 
@@ -225,7 +225,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
             resolved = cfg.text.get(key)
             if resolved is None:
                 reasons.append(f"{key} is null")
-    understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT
+    understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(facts(cfg)[0].unused_keys)
     parts = [raw.get(k) for k in BLOCK_PARTS]
     flat = dict(raw)
     for part in parts:
