@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from hubdiff._source.spec import parse_source
 from hubdiff.cli import main
+from hubdiff.errors import UsageError
 
 from .conftest import DATA
 
@@ -42,3 +45,36 @@ def test_kv_dtypes_with_a_layout_of_their_own_are_refused_by_name(capsys, spelli
     assert main(["metrics", str(LLAMA.parent), "--config-only", "--kv-dtype", spelling]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"hubdiff: --kv-dtype: unknown KV dtype '{spelling}'") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "revision", "parsed"),
+    [
+        ("hf://org/m", None, "org/m@main"),  # huggingface_hub's HfFileSystem URLs (utils/_hf_uris.py)
+        ("hf://org/m@v1", None, "org/m@v1"),
+        ("hf://org/m@refs%2Fpr%2F1", None, "org/m@refs/pr/1"),  # a revision with "/" is URL-encoded there
+        ("hf://models/org/m@refs/pr/1", None, "org/m@refs/pr/1"),
+        ("https://huggingface.co/org/m/tree/v1", None, "org/m@v1"),  # a web URL copied from the Hub
+        ("org/m", "v1", "org/m@v1"),  # the hf CLI's --revision
+        ("org/m@v1", "v1", "org/m@v1"),
+        ("hf://org/m", "refs/pr/2", "org/m@refs/pr/2"),
+    ],
+)
+def test_hub_sources_as_the_hf_tools_spell_them(text, revision, parsed):
+    assert str(parse_source(text, revision)) == parsed
+
+
+@pytest.mark.parametrize(
+    ("text", "revision", "says"),
+    [
+        ("org/m@v1", "v2", "names revision 'v1' and --revision 'v2': give one"),
+        ("hf://datasets/org/d", None, "is a dataset repo: hubdiff reads model repos"),
+        ("hf://org/m/config.json", None, "names a file in the repo"),
+        ("hf://gpt2", None, "is not an hf:// URI of a model repo"),
+        ("org/m@", None, "is neither a folder nor a Hub repo id"),
+        ("./folder", "v1", "is a folder: --revision names a revision on the Hub"),
+    ],
+)
+def test_source_spellings_that_cannot_mean_one_revision_are_refused(text, revision, says):
+    with pytest.raises(UsageError, match=re.escape(says)):
+        parse_source(text, revision)
