@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from hubdiff._baseline import load_baseline
-from hubdiff._render.markdown import md
 from hubdiff.errors import BaselineError
 from hubdiff.testing import CommitSpec, RepoSpec
 
@@ -72,9 +71,9 @@ def test_a_wrong_claim_fails_with_stated_and_measured(example_hub, tmp_path):
     )
     assert result.returncode == 1, result.stderr
     report = (tmp_path / "r.md").read_text()
-    where = md(f"{path}:{line}")
     assert (
-        f"| `kv_bytes_per_token` ({where}) | `5.0 KB` | 5.98 KB (5,984) | 4.95 KB ≤ x ≤ 5.05 KB |" in report
+        f"| `kv_bytes_per_token` | `{path}:{line}` | `5.0 KB` → 5.98 KB (5,984) | `6.0 KB` | 4.95 KB ≤ x ≤ 5.05 KB"
+        in report
     )
     assert (
         "16 of 17 claims hold." in report
@@ -82,6 +81,7 @@ def test_a_wrong_claim_fails_with_stated_and_measured(example_hub, tmp_path):
     )
     comment = (tmp_path / "comment.md").read_text()
     assert comment.startswith("<!-- hubdiff:hubdiff -->") and "Claims that no longer hold" in comment
+    assert f"accept the measured figures with `hubdiff baseline accept {path}`" in comment  # the Hub matches
 
 
 @pytest.mark.parametrize(

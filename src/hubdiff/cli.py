@@ -283,13 +283,45 @@ def cmd_baseline_update(args: argparse.Namespace) -> int:
             + ")"
         )
     sources = sources_from(args)
+    refused = False
     for baseline in baselines:
         repos = {r.repo for r in baseline.repos}
         if only is not None and not repos & only:
             continue
         for line in update_baseline(baseline.path, sources, only=only & repos if only else None):
             print(line)
-    return errors.EXIT_OK
+        if args.accept_claims:
+            refused |= _accept(baseline.path, only & repos if only else None)
+    return errors.EXIT_CHANGED if refused else errors.EXIT_OK
+
+
+def _accept(path: Path, only: set[str] | None) -> bool:
+    """Restate the claims of ``path`` its recorded figures no longer support; True if some could not be."""
+    from ._baseline.accept import accept_claims
+
+    done = accept_claims(path, only)
+    for line in done.restated + done.refused:
+        print(line)
+    if not done.restated and not done.refused:
+        print(f"{path}: every claim holds on the recorded figures; nothing to accept")
+    return bool(done.refused)
+
+
+def cmd_baseline_accept(args: argparse.Namespace) -> int:
+    from ._baseline import load_baseline, unknown_repos
+
+    paths = _baseline_paths(args)
+    baselines = [load_baseline(p) for p in paths]  # every file is validated before any is written
+    only = set(args.repo) if args.repo else None
+    missing = unknown_repos(only or (), (r.repo for b in baselines for r in b.repos))
+    if missing:
+        raise errors.UsageError(f"no baseline tracks {', '.join(missing)}")
+    refused = False
+    for baseline in baselines:
+        repos = {r.repo for r in baseline.repos}
+        if only is None or repos & only:
+            refused |= _accept(baseline.path, only & repos if only else None)
+    return errors.EXIT_CHANGED if refused else errors.EXIT_OK
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -420,7 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("baseline", help="record (init) or re-record (update) baselines")
+    p = sub.add_parser(
+        "baseline", help="record (init), re-record (update) baselines, or accept their figures"
+    )
     bsub = p.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
     b = bsub.add_parser("init", help="record a repo's current revision into baselines/FAMILY.yaml")
     b.add_argument("source", help="owner/name[@revision]")
@@ -434,8 +468,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _baseline_args(b)
     b.add_argument("--repo", action="append", help="only this repo (repeatable)")
+    b.add_argument(
+        "--accept-claims",
+        action="store_true",
+        help="then restate the claims the new figures break, as hubdiff baseline accept does",
+    )
     _common(b)
     b.set_defaults(func=cmd_baseline_update)
+    b = bsub.add_parser(
+        "accept",
+        help="restate the claims the recorded figures no longer support, in their own unit and precision",
+        description=(
+            "Accept the measured figures: every claim that the baseline's recorded figures and config "
+            "(as a re-record, or a watch pull request, wrote them) no longer support is rewritten from "
+            "them, in the unit and precision it was written in; comments and every other line are kept. "
+            "Reads no Hub: the figures are the file's."
+        ),
+        epilog=EXIT_CODES + "\n  (accept: 1 means some broken claims could not be restated; each is named)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _baseline_args(b)
+    b.add_argument("--repo", action="append", help="only this repo (repeatable)")
+    b.set_defaults(func=cmd_baseline_accept)
 
     p = sub.add_parser(
         "watch",

@@ -23,7 +23,7 @@ from ._baseline.schema import family_file
 from ._baseline.store import edit
 from ._source import Sources
 from ._source.hub import HubReader, ListedRepo
-from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, BaselineError, SourceError, UsageError
+from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, BaselineError, SourceError, UsageError, WriteError
 from .jobs import NOTICES, RepoResult, Report, check_release, check_repo, failed, failure
 from .visible import printable_lines
 
@@ -381,7 +381,36 @@ def run_watch(
     _write_reports(outcome, output_dir, template_dir)
     if update:
         _record(outcome, moved_to, released, renamed, sources)
+        if _relocate_claims(outcome, renamed):  # the PR body names lines of the file it proposes
+            _write_reports(outcome, output_dir, template_dir)
     return outcome
+
+
+def _relocate_claims(outcome: WatchOutcome, renamed: dict[str, str]) -> bool:
+    """Point each result's claims (and the repo itself) at their lines in the baseline as ``--update``
+    left it: re-recording one repo moves the lines of every entry after it, and the pull request's
+    body must name the lines of the file it proposes. True if any line moved."""
+    moved = False
+    for family in outcome.updated:
+        baseline = load_baseline(outcome.baseline_files[family])
+        entries = {r.repo: r for r in baseline.repos}
+        results = []
+        for result in outcome.results[family]:
+            repo = _repo_of(result)
+            entry = entries.get(renamed.get(repo, repo))
+            if entry is None or result.baseline != baseline.path:
+                results.append(result)
+                continue
+            lines = {c.name: c.line for c in entry.claims}
+            claims = tuple(
+                replace(c, claim=replace(c.claim, line=lines.get(c.claim.name, c.claim.line)))
+                for c in result.claims
+            )
+            before = [result.line, *(c.claim.line for c in result.claims)]
+            moved |= before != [entry.line, *(c.claim.line for c in claims)]
+            results.append(replace(result, claims=claims, line=entry.line))
+        outcome.results[family] = results
+    return moved
 
 
 # -- GitHub Actions ----------------------------------------------------------------------------
@@ -426,15 +455,27 @@ def github_outputs(outcome: WatchOutcome) -> dict[str, str]:
     }
 
 
+def _append(path: str, text: str) -> None:
+    """Append ``text`` to a file Actions gave; one that cannot be written is hubdiff's WriteError (exit 2,
+    one line naming it), not a traceback. Appended, not replaced: earlier steps' outputs are there."""
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise WriteError(path, f"cannot write: {exc.strerror or exc}") from None
+
+
 def write_github_files(outcome: WatchOutcome, summary_markdown: str) -> None:
     """``$GITHUB_OUTPUT`` values and the job summary, when those files are given (they are in Actions)."""
     output = os.environ.get("GITHUB_OUTPUT")
     if output:
-        with open(output, "a", encoding="utf-8") as fh:
-            for key, value in github_outputs(outcome).items():
-                fh.write(
-                    f"{key}={value}\n" if "\n" not in value else f"{key}<<HUBDIFF_EOF\n{value}\nHUBDIFF_EOF\n"
-                )
+        _append(
+            output,
+            "".join(
+                f"{key}={value}\n" if "\n" not in value else f"{key}<<HUBDIFF_EOF\n{value}\nHUBDIFF_EOF\n"
+                for key, value in github_outputs(outcome).items()
+            ),
+        )
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         from ._render.markdown import STEP_SUMMARY_LIMIT, fit_summary
@@ -443,5 +484,4 @@ def write_github_files(outcome: WatchOutcome, summary_markdown: str) -> None:
             used = os.path.getsize(step_summary)
         except OSError:
             used = 0
-        with open(step_summary, "a", encoding="utf-8") as fh:
-            fh.write(fit_summary(summary_markdown, STEP_SUMMARY_LIMIT - used))
+        _append(step_summary, fit_summary(summary_markdown, STEP_SUMMARY_LIMIT - used))

@@ -24,6 +24,7 @@ from .schema import (
 )
 
 _WRITERS = {
+    "accept_claims": "accept",
     "add_release": "record",
     "entry_for": "record",
     "init_repo": "record",
@@ -47,6 +48,7 @@ __all__ = [
     "Baseline",
     "DiscoverRule",
     "RepoBaseline",
+    "accept_claims",
     "add_release",
     "discover",
     "entry_for",

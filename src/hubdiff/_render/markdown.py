@@ -24,6 +24,7 @@ from typing import Any
 
 import jinja2
 
+from .._compare.claims import ClaimResult, restated
 from .._compare.release import hub_count
 from .._metrics import Metrics
 from ..errors import UsageError
@@ -265,8 +266,24 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         hub_count=hub_count,
         release_heading=release_heading,
         CLAIMABLE=CLAIMABLE,
+        accept_commands=accept_commands,
+        accepted=accepted,
     )
     return env
+
+
+def accepted(result: ClaimResult) -> str:
+    """What accepting the measured figures writes over a broken claim, as the file will read."""
+    from .._baseline.accept import written
+
+    return written(restated(result.claim, result.measured))
+
+
+def accept_commands(kind: str, results: Any) -> list[str]:
+    """The command that accepts a report's measured figures, per baseline file (see ``_baseline.accept``)."""
+    from .._baseline.accept import accept_commands as commands
+
+    return commands(kind, results)
 
 
 def workflow_run_url(env: dict[str, str] | None = None) -> str | None:
@@ -377,6 +394,8 @@ def report_json(report: Report) -> dict[str, Any]:
             "kind": r.kind,
             "note": r.note,
             "sibling": r.sibling,
+            "baseline": str(r.baseline) if r.baseline is not None else None,
+            "changed": r.changed,
         }
         if r.variant is not None:
             entry["variant"] = vars(r.variant)
@@ -436,6 +455,8 @@ def report_json(report: Report) -> dict[str, Any]:
                 "rule": x.rule,
                 "unverified": list(x.unverified),
                 "line": x.claim.line,
+                "measured_text": x.measured_text,
+                "accepted": None if x.holds else accepted(x),
             }
             for x in r.claims
         ]
