@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 import threading
 import types
 import typing
@@ -30,6 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .._say import notice
 from ..errors import WriteError
 from ..snapshot import Snapshot
 from ..visible import printable
@@ -231,7 +231,7 @@ class SnapshotCache:
             with self._said:
                 if self.writable:
                     self.writable = False
-                    print(printable(f"hubdiff: cache {self.root} not used: {exc}"), file=sys.stderr)
+                    notice(printable(f"hubdiff: cache {self.root} not used: {exc}"))
 
     def load(self, repo_id: str, sha: str) -> Snapshot | None:
         """The cached snapshot, or None when there is none or it is not one hubdiff would have written.

@@ -472,7 +472,7 @@ class HubReader:
         shards = sorted(hints)
         out: dict[str, ShardGroups] = {}
         parser.start()  # its workers import while the first header is read (after the index is let go)
-        bar = _progress(len(shards)) if self.settings.progress and len(shards) > 4 else None
+        bar = _progress(len(shards), repo) if self.settings.progress and len(shards) > 4 else None
         lock = threading.Lock()
         per_entry = FIRST_GUESS_PER_ENTRY
         if len(shards) > 1 and hints[shards[0]].entries:
@@ -675,9 +675,8 @@ def _with_revision(snapshot: Snapshot, revision: str) -> Snapshot:
     return replace(snapshot, revision=revision)
 
 
-def _progress(total: int) -> Any:
-    if not sys.stderr.isatty():
-        return None
+def _progress(total: int, repo: str) -> Any:
+    """A bar per repo, labelled with it: a check reads several repos at once."""
     from huggingface_hub.utils import tqdm
 
-    return tqdm(total=total, unit="shard", desc="headers", file=sys.stderr, leave=False)
+    return tqdm(total=total, unit="shard", desc=f"{repo} headers", file=sys.stderr, leave=False)

@@ -23,12 +23,13 @@ Standard library only: the warm run must not import huggingface_hub.
 from __future__ import annotations
 
 import re
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from .._say import notice
 
 DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
 MAX_REDIRECTS = 20  # as httpx: a loop is a one-line error, not a hang
@@ -188,10 +189,7 @@ class RateGate:
             if say:
                 self._said_until = now + seconds
         if say:
-            print(
-                f"hubdiff: the Hub's rate limit resets in {seconds:.0f} s; waiting at most {cap_s:g} s",
-                file=sys.stderr,
-            )
+            notice(f"hubdiff: the Hub's rate limit resets in {seconds:.0f} s; waiting at most {cap_s:g} s")
 
 
 GATE = RateGate()
