@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import errors
+from . import _say, errors
 from ._metrics import MetricsOptions
 from ._source import HubSettings, Sources, parse_source
 from ._source.cache import SnapshotCache
@@ -39,6 +39,40 @@ def _common(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--token", help="Hub token for gated or private repos (default: $HF_TOKEN)")
     group.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the Hub (default 10)")
     group.add_argument("--retries", type=int, default=4, help="retries on 429/5xx/timeouts (default 4)")
+    _verbosity(parser)
+
+
+def _verbosity(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "-q", "--quiet", action="store_true", help="errors only on stderr: no progress, no notices"
+    )
+    group.add_argument(
+        "-v", "--verbose", action="store_true", help="progress bars even when stderr is not a terminal"
+    )
+
+
+def _revision(parser: argparse.ArgumentParser, what: str = "the source") -> None:
+    parser.add_argument(
+        "--revision",
+        help=f"branch, tag, refs/pr/N or sha of {what} (as the hf CLI's; same as @revision)",
+    )
+
+
+def _format(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, choices: Sequence[str], default: str
+) -> None:
+    """One convention for every command: --format NAME, and --json for --format json."""
+    parser.add_argument("--format", choices=choices, help=f"output form (default: {default})")
+    parser.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="same as --format json"
+    )
+
+
+def _source_text(text: str, revision: str | None) -> str:
+    """The source as hubdiff's stages take it, with --revision folded in (hf:// URIs read here)."""
+    spec = parse_source(text, revision)
+    return str(spec) if spec.kind == "hub" else text
 
 
 def sources_from(args: argparse.Namespace) -> Sources:
@@ -47,7 +81,7 @@ def sources_from(args: argparse.Namespace) -> Sources:
         token=args.token,
         timeout_s=args.timeout,
         retries=max(0, args.retries),
-        progress=sys.stderr.isatty(),
+        progress=_say.progress_wanted(),
     )
     cache = SnapshotCache(args.cache_dir) if args.cache_dir else SnapshotCache()
     return Sources(settings, cache, offline=args.offline or offline_by_environment())
@@ -62,7 +96,7 @@ def offline_by_environment() -> bool:
 
 def cmd_refs(args: argparse.Namespace) -> int:
     spec = parse_source(args.repo)
-    if spec.kind != "hub" or "@" in args.repo:
+    if spec.kind != "hub" or spec.revision != "main" or "@" in args.repo:
         raise errors.UsageError(f"{args.repo!r}: hubdiff refs takes a Hub repo id (owner/name)")
     refs = sources_from(args).refs(spec.target)
     if args.json:
@@ -133,9 +167,16 @@ class _EarlyImport:
 def _metric_options(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("metrics")
     group.add_argument(
-        "--context", type=int, help="tokens for the memory figure (default: max_position_embeddings)"
+        "--context",
+        "--max-model-len",
+        type=int,
+        help="tokens for the memory figure, as vLLM's --max-model-len (default: max_position_embeddings)",
     )
-    group.add_argument("--kv-dtype", help="KV cache dtype: bf16, fp16, fp8, fp32 (default: the model dtype)")
+    group.add_argument(
+        "--kv-dtype",
+        help="KV cache dtype: bf16, fp16, fp8, fp32, or vLLM's spellings (auto, bfloat16, fp8_e4m3, "
+        "fp8_e5m2; default: the model dtype)",
+    )
     group.add_argument(
         "--profile",
         default="naive",
@@ -178,11 +219,7 @@ def _baseline_args(p: argparse.ArgumentParser) -> None:
 
 def _report_options(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("report")
-    group.add_argument(
-        "--format",
-        choices=["markdown", "json", "text"],
-        help="what goes to stdout or --output (default: text on a terminal, markdown otherwise)",
-    )
+    _format(group, ["markdown", "json", "text"], "text on a terminal, markdown otherwise")
     group.add_argument("--output", help="write the report to this file instead of stdout")
     group.add_argument("--comment", help="also write the PR-comment form (fits GitHub's 65,536 characters)")
     group.add_argument("--summary", help="also write the job-summary form")
@@ -390,7 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help=SOURCE_HELP)
-    p.add_argument("--json", action="store_true", help="the snapshot as stable JSON")
+    _revision(p)
+    _format(p, ["text", "json"], "text; json is the stable snapshot form")
     _common(p)
     p.set_defaults(func=cmd_snapshot)
 
@@ -402,7 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("repo", help="a Hub repo id, owner/name")
-    p.add_argument("--json", action="store_true", help="as JSON")
+    _format(p, ["text", "json"], "text")
     _common(p)
     p.set_defaults(func=cmd_refs)
 
@@ -417,7 +455,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help=SOURCE_HELP)
-    p.add_argument("--json", action="store_true", help="stable JSON (documented in the README)")
+    _revision(p)
+    _format(p, ["text", "json"], "text; json is documented in the README")
     _metric_options(p)
     p.add_argument("--config-only", action="store_true", help="estimate from config.json; read no headers")
     _common(p)
@@ -432,6 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("old", help=SOURCE_HELP)
     p.add_argument("new", help="the other source, same forms")
+    _revision(p, "each source that names none")
     _metric_options(p)
     _report_options(p)
     _common(p)
@@ -458,6 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
     bsub = p.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
     b = bsub.add_parser("init", help="record a repo's current revision into baselines/FAMILY.yaml")
     b.add_argument("source", help="owner/name[@revision]")
+    _revision(b)
     b.add_argument("--family", required=True, help="the family file to record into (created if missing)")
     b.add_argument("--baseline-dir", default="baselines")
     _metric_options(b)
@@ -535,7 +576,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _say.level = (
+        _say.QUIET
+        if getattr(args, "quiet", False)
+        else (_say.VERBOSE if getattr(args, "verbose", False) else _say.DEFAULT)
+    )
+    if args.func in (cmd_snapshot, cmd_metrics, cmd_refs):
+        args.json = args.format == "json"
     try:
+        for name in ("source", "old", "new"):
+            if getattr(args, name, None) is not None and "revision" in args:
+                setattr(args, name, _source_text(getattr(args, name), args.revision))
         return args.func(args)
     except errors.HubdiffError as exc:
         print(exc.line(), file=sys.stderr)
