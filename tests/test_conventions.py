@@ -10,6 +10,7 @@ import pytest
 from hubdiff._source.spec import parse_source
 from hubdiff.cli import main
 from hubdiff.errors import UsageError
+from hubdiff.testing import CommitSpec, RepoSpec
 
 from .conftest import DATA
 
@@ -78,3 +79,51 @@ def test_hub_sources_as_the_hf_tools_spell_them(text, revision, parsed):
 def test_source_spellings_that_cannot_mean_one_revision_are_refused(text, revision, says):
     with pytest.raises(UsageError, match=re.escape(says)):
         parse_source(text, revision)
+
+
+def two_revisions(hub) -> None:
+    """org/m with tag v1 at a 2-layer commit and main at a 3-layer one."""
+
+    def commit(layers: int) -> CommitSpec:
+        config = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": layers,
+                  "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 128,
+                  "vocab_size": 100}  # fmt: skip
+        rows = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (64, 64)) for i in range(layers)]
+        return CommitSpec({"config.json": json.dumps(config).encode()}, rows)
+
+    hub.add(RepoSpec("org/m", [commit(2), commit(3)], tags={"v1": 0}))
+
+
+def cli(capsys, hub, tmp_path, *args: str) -> tuple[int, str, str]:
+    code = main([*args, "--endpoint", hub.endpoint, "--cache-dir", str(tmp_path / "c"), "--retries", "0"])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_revision_flag_hf_uris_and_json_on_the_replica(capsys, hub, tmp_path):
+    two_revisions(hub)
+    for source in (["org/m", "--revision", "v1"], ["hf://org/m@v1"], ["org/m@v1", "--revision", "v1"]):
+        code, out, _ = cli(capsys, hub, tmp_path, "snapshot", *source, "--json")
+        assert code == 0 and json.loads(out)["revision"] == "v1", source
+        assert json.loads(out)["config"]["num_hidden_layers"] == 2
+    code, _, err = cli(capsys, hub, tmp_path, "snapshot", "org/m@main", "--revision", "v1")
+    assert code == 2 and err == "hubdiff: 'org/m@main' names revision 'main' and --revision 'v1': give one\n"
+    code, out, _ = cli(capsys, hub, tmp_path, "diff", "hf://org/m@v1", "org/m", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["kind"] == "diff"
+    assert [c for c in report["results"][0]["config"] if c["path"] == "num_hidden_layers"]
+    code, out, _ = cli(capsys, hub, tmp_path, "metrics", "org/m", "--revision", "v1", "--format", "json")
+    assert code == 0 and json.loads(out)["layers"]["count"] == 2
+
+
+def test_quiet_keeps_errors_and_drops_notices(capsys, hub, tmp_path):
+    two_revisions(hub)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would be")
+    args = ("snapshot", "org/m", "--endpoint", hub.endpoint, "--cache-dir", str(blocked))
+    assert main(list(args)) == 0
+    assert "cache" in capsys.readouterr().err  # the cache it cannot use is a notice
+    assert main([*args, "-q"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["snapshot", "org/none", "--endpoint", hub.endpoint, "--retries", "0", "-q"]) == 3
+    assert capsys.readouterr().err.startswith("hubdiff: org/none@main")  # errors stay
