@@ -122,9 +122,11 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
+    from ._metrics import serving
     from ._render.text import metrics_text
 
     options = _options_from(args, config_only=args.config_only)
+    configurations = serving.options_from_args(args)
     sources, spec = sources_from(args), parse_source(args.source)
     early = _EarlyImport(options) if spec.kind == "hub" and not sources.offline else None
     snapshot = sources.open(spec, headers=not args.config_only, on_config=early)
@@ -132,7 +134,14 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         early.join()
     with errors.reading(snapshot.source, snapshot.sha or None, "config.json"):
         metrics = sources.metrics(snapshot, options)
-        text = json.dumps(metrics.to_json(), indent=1) + "\n" if args.json else metrics_text(metrics)
+        reports = [serving.serving_report(metrics, snapshot.patterns, o) for o in configurations]
+        if args.json:
+            data = metrics.to_json()
+            if reports:
+                data["serving"] = [r.to_json() for r in reports]
+            text = json.dumps(data, indent=1) + "\n"
+        else:
+            text = metrics_text(metrics) + serving.reports_text(reports)
     print(printable_lines(text), end="")
     return errors.EXIT_OK
 
@@ -198,6 +207,13 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
         help="auto: transformers' configuration classes first, hubdiff's key readers where they do not "
         "know the model_type; keys: hubdiff's key readers only",
     )
+
+
+def _serving_options(p: argparse.ArgumentParser) -> None:
+    """--tp, --ep, --pp and the KV pool's settings: figures per GPU by the engine's rules."""
+    from ._metrics.serving import add_arguments
+
+    add_arguments(p)
 
 
 def _options_from(args: argparse.Namespace, config_only: bool = False) -> MetricsOptions:
@@ -270,9 +286,11 @@ def emit(report: Report, args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from ._metrics.serving import options_from_args
     from .jobs import run_diff
 
-    return emit(run_diff(args.old, args.new, sources_from(args), _options_from(args)), args)
+    serving = options_from_args(args)
+    return emit(run_diff(args.old, args.new, sources_from(args), _options_from(args), serving), args)
 
 
 def _baseline_paths(args: argparse.Namespace) -> list[Path]:
@@ -301,8 +319,11 @@ def cmd_baseline_init(args: argparse.Namespace) -> int:
     spec = parse_source(args.source)
     if spec.kind != "hub":
         raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
+    from ._metrics.serving import options_from_args
+
     path = family_file(Path(args.baseline_dir), args.family, ".yaml")
-    print(init_repo(path, args.family, spec, sources_from(args), _options_from(args)))
+    serving = options_from_args(args)
+    print(init_repo(path, args.family, spec, sources_from(args), _options_from(args), serving))
     return errors.EXIT_OK
 
 
@@ -459,6 +480,7 @@ def build_parser() -> argparse.ArgumentParser:
     _format(p, ["text", "json"], "text; json is documented in the README")
     _metric_options(p)
     p.add_argument("--config-only", action="store_true", help="estimate from config.json; read no headers")
+    _serving_options(p)
     _common(p)
     p.set_defaults(func=cmd_metrics)
 
@@ -473,6 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("new", help="the other source, same forms")
     _revision(p, "each source that names none")
     _metric_options(p)
+    _serving_options(p)
     _report_options(p)
     _common(p)
     p.set_defaults(func=cmd_diff)
@@ -502,6 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--family", required=True, help="the family file to record into (created if missing)")
     b.add_argument("--baseline-dir", default="baselines")
     _metric_options(b)
+    _serving_options(b)
     _common(b)
     b.set_defaults(func=cmd_baseline_init)
     b = bsub.add_parser(

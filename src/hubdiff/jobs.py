@@ -6,6 +6,7 @@ Report for the renderers. A source that cannot be read is reported and the other
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from ._compare.config_diff import ConfigChange
 from ._compare.release import Variant, closest_sibling, variant_of
 from ._metrics import Metrics, MetricsOptions
 from ._metrics.kv import kv_report
+from ._metrics.serving import ServingOptions, ServingRefused, figure_unit, serving_figures, serving_values
 from ._source import Sources, SourceSpec, parse_source
 from ._threads import each_in_threads
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError, internal_error, reading
@@ -151,11 +153,37 @@ def _kv_variants(old: Side, new: Side, options: MetricsOptions) -> tuple[KVVaria
         return tuple(KVVariant(label, kv_bytes(old, mode), kv_bytes(new, mode)) for mode, label in modes)
 
 
-def run_diff(old: str, new: str, sources: Sources, options: MetricsOptions) -> Report:
+def _with_serving(comparison: Comparison, old: dict[str, Any], new: dict[str, Any]) -> Comparison:
+    """The comparison with serving figures (``name@configuration``) added to either side, and their deltas."""
+    from ._compare import diff_figures
+
+    figures_old = {**old, **comparison.figures_old}
+    figures_new = {**comparison.figures_new, **new}
+    deltas = tuple(
+        replace(d, unit=figure_unit(d.name) or d.unit) for d in diff_figures(figures_old, figures_new)
+    )
+    return replace(comparison, metrics=deltas, figures_old=figures_old, figures_new=figures_new)
+
+
+def _serving_of(side: Side, serving: tuple[ServingOptions, ...]) -> dict[str, Any]:
+    try:
+        return serving_figures(side.metrics, side.snapshot.patterns, serving)
+    except ServingRefused as exc:
+        raise ServingRefused(f"{side.label}: {exc}") from None
+
+
+def run_diff(
+    old: str, new: str, sources: Sources, options: MetricsOptions, serving: Sequence[ServingOptions] = ()
+) -> Report:
+    """``serving``: the parallel configurations whose per-GPU figures are compared too."""
     specs = [parse_source(old), parse_source(new)]
     read = each_in_threads(lambda i: _side(sources, specs[i], options), range(2), 2)  # side by side
     sides = [read[0], read[1]]
     comparison = _compare(sides[0], sides[1])
+    if serving:
+        with reading(sides[1].snapshot.source, sides[1].snapshot.sha or None, "config.json"):
+            extra = [_serving_of(side, tuple(serving)) for side in sides]
+        comparison = _with_serving(comparison, extra[0], extra[1])
     title = f"{specs[0]} → {specs[1]}"
     result = RepoResult(
         title, comparison, kv_variants=_kv_variants(sides[0], sides[1], options), fail_on_any_change=True
@@ -201,11 +229,16 @@ def _check_repo(
         )
     recorded: dict[str, Any] | None = repo.metrics or None
     comparison = _compare(old, new, recorded)
+    # serving figures name their configuration (tokens_that_fit@tp8,80GB): measured as recorded or claimed
+    named = [n for n in (*(recorded or {}), *(c.name for c in repo.claims)) if "@" in n]
+    figures = new.metrics.figures()
+    if named:
+        with reading(new.snapshot.source, new.snapshot.sha or None, "config.json"):
+            served = serving_values(named, new.metrics, new.snapshot.patterns)
+        comparison = _with_serving(comparison, {}, {n: v for n, v in served.items() if n in (recorded or {})})
+        figures = {**figures, **served}
     with reading(str(baseline.path), None, repo.repo):
-        claims = tuple(
-            evaluate(c, new.metrics.figures(), new.snapshot.config, new.metrics.unverified)
-            for c in repo.claims
-        )
+        claims = tuple(evaluate(c, figures, new.snapshot.config, new.metrics.unverified) for c in repo.claims)
     result = RepoResult(
         title,
         comparison,

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._metrics import Metrics, MetricsOptions, compute_metrics
 from .._metrics.options import OPTION_KEYS, OptionError, options_entry, parse_options
+from .._metrics.serving import ServingOptions, serving_figures, serving_values
 from .._source import Sources, SourceSpec
 from ..errors import UsageError
 from ..snapshot import Snapshot
@@ -73,12 +74,22 @@ def _same_options(raw: Any, options: MetricsOptions) -> bool:
 
 
 def record_entry(
-    entry: dict[str, Any], snapshot: Snapshot, options: MetricsOptions, metrics: Metrics | None = None
+    entry: dict[str, Any],
+    snapshot: Snapshot,
+    options: MetricsOptions,
+    metrics: Metrics | None = None,
+    serving: Iterable[ServingOptions] = (),
 ) -> None:
     """Re-record ``entry`` (possibly empty) in place from ``snapshot`` measured with ``options``;
     ``metrics``, when given, are those figures already computed (the sources' cache). An entry never
-    recorded (no sha) also gets the revision it tracks and the default allowed change."""
+    recorded (no sha) also gets the revision it tracks and the default allowed change. ``serving`` adds
+    the per-GPU figures of those configurations; those the entry already records (``name@tp8``) are
+    measured again, and dropped if the engine now refuses their configuration."""
     metrics = metrics or compute_metrics(snapshot, options)
+    figures = {**metrics.figures(), **serving_figures(metrics, snapshot.patterns, serving)}
+    kept = [n for n in (entry.get("metrics") or {}) if "@" in str(n) and n not in figures]
+    again = serving_values(kept, metrics, snapshot.patterns)
+    figures.update({n: v for n, v in again.items() if not isinstance(v, str)})
     new = "sha" not in entry
     config = snapshot.config
     if entry.get("config_keys") == "listed":
@@ -94,7 +105,7 @@ def record_entry(
     if new and "allow_changes" not in entry:
         _set(entry, "allow_changes", ["transformers_version"])
     measured = {
-        "metrics": metrics.figures(),
+        "metrics": figures,
         "config": config,
         "tensors": {pattern_key(p): pattern_row(p) for p in snapshot.patterns},
     }
@@ -180,7 +191,14 @@ def _options_for(recorded: Any, given: MetricsOptions) -> MetricsOptions:
     return replace(options, **extra)
 
 
-def init_repo(path: Path, family: str, spec: SourceSpec, sources: Sources, options: MetricsOptions) -> str:
+def init_repo(
+    path: Path,
+    family: str,
+    spec: SourceSpec,
+    sources: Sources,
+    options: MetricsOptions,
+    serving: Iterable[ServingOptions] = (),
+) -> str:
     """Record ``spec`` into the family file (created if missing), tracking ``spec.revision``. A repo the
     file already tracks keeps everything it has (options, claims, notes, allowed changes, revision,
     unless ``spec`` names another revision than main) and is re-recorded like ``baseline update``."""
@@ -193,7 +211,7 @@ def init_repo(path: Path, family: str, spec: SourceSpec, sources: Sources, optio
         if before:
             options = _options_for(entry.get("metrics_options"), options)
         snapshot = sources.open(replace(spec, revision=entry.get("revision", "main")))
-        record_entry(entry, snapshot, options, sources.metrics(snapshot, options))
+        record_entry(entry, snapshot, options, sources.metrics(snapshot, options), serving)
         return _line(path, spec.target, before, entry)
 
 

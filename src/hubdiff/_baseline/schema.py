@@ -23,6 +23,7 @@ import yaml
 from .._compare.claims import Claim, ClaimError, validate
 from .._metrics import FIGURE_UNITS, MetricsOptions
 from .._metrics.options import OptionError, parse_options
+from .._metrics.serving import name_problem
 from .._source.jsonin import INT_RANGE, MAX_DEPTH
 from .._source.layout import LayoutProblem, check_config
 from .._source.repo_id import is_repo_id
@@ -468,8 +469,8 @@ def load_baseline(path: Path) -> Baseline:
             raise fail([*where, "config"], exc.problem) from None
         metrics = entry.get("metrics") or {}
         for key in metrics:
-            if key not in FIGURE_UNITS:
-                raise fail([*where, "metrics", key], "unknown figure")
+            if key not in FIGURE_UNITS and ("@" not in str(key) or name_problem(str(key))):
+                raise fail([*where, "metrics", key], name_problem(str(key)) or "unknown figure")
         out.append(
             RepoBaseline(
                 repo,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._metrics import FIGURE_UNITS
+from .._metrics.serving import figure_unit, name_problem
 from ..units import UNITS_BY_KIND, parse_quantity
 
 _QUANTITY = re.compile(r"\s*([-+]?[\d,]*\.?\d+)(\s*)([A-Za-z]*)\s*")
@@ -34,7 +35,7 @@ def written_unit(claim: Claim) -> tuple[float, str, int]:
     """Scale, unit as written (with its leading space) and decimals of a claim's stated value:
     "6.0 KB" -> (1000, " KB", 1). Figures about a claim are said in these, as its author reads them."""
     stated = claim.stated.get("value") if isinstance(claim.stated, dict) else claim.stated
-    unit = FIGURE_UNITS.get(claim.name, "count")
+    unit = FIGURE_UNITS.get(claim.name) or figure_unit(claim.name) or "count"
     if isinstance(stated, float):
         text = repr(stated)
         return 1, "", len(text.split(".")[1]) if "." in text and "e" not in text else 0
@@ -125,10 +126,15 @@ def _bounds(claim: Claim, unit: str) -> tuple[float, float, float]:
 def validate(claim: Claim) -> None:
     if claim.name.startswith("config."):
         return
-    unit = FIGURE_UNITS.get(claim.name)
+    if "@" in claim.name and (problem := name_problem(claim.name)):  # a serving figure: kv_bytes...@tp8
+        raise ClaimError(f"claim {claim.name[:80]}: {problem}")
+    unit = FIGURE_UNITS.get(claim.name) or figure_unit(claim.name)
     if unit is None:
         known = ", ".join(sorted(FIGURE_UNITS))
-        raise ClaimError(f"unknown figure {claim.name!r} (known: {known}, or config.<key>)")
+        raise ClaimError(
+            f"unknown figure {claim.name!r} (known: {known}, config.<key>, or a serving figure "
+            "such as tokens_that_fit@tp8,80GB)"
+        )
     if isinstance(claim.stated, dict) and "value" not in claim.stated:
         if not all(isinstance(v, int) for v in claim.stated.values()):
             raise ClaimError(f"claim {claim.name}: a mapping claim needs whole numbers")
@@ -159,7 +165,7 @@ def evaluate(
         expected = {str(k): v for k, v in claim.stated.items()}
         actual = {str(k): v for k, v in (measured or {}).items()} if isinstance(measured, dict) else measured
         return ClaimResult(claim, measured, actual == expected, "equal", unverified)
-    _, low, high = _bounds(claim, FIGURE_UNITS[claim.name])
+    _, low, high = _bounds(claim, FIGURE_UNITS.get(claim.name) or figure_unit(claim.name) or "count")
     holds = isinstance(measured, (int, float)) and low <= measured <= high
     return ClaimResult(
         claim, measured, holds, f"{in_unit(low, claim)} ≤ x ≤ {in_unit(high, claim)}", unverified
