@@ -110,7 +110,7 @@ def test_revision_flag_hf_uris_and_json_on_the_replica(capsys, hub, tmp_path):
     assert code == 2 and err == "hubdiff: 'org/m@main' names revision 'main' and --revision 'v1': give one\n"
     code, out, _ = cli(capsys, hub, tmp_path, "diff", "hf://org/m@v1", "org/m", "--json")
     report = json.loads(out)
-    assert code == 1 and report["kind"] == "diff"
+    assert code == 1 and report["kind"] == "diff" and report["format"] == 1
     assert [c for c in report["results"][0]["config"] if c["path"] == "num_hidden_layers"]
     code, out, _ = cli(capsys, hub, tmp_path, "metrics", "org/m", "--revision", "v1", "--format", "json")
     assert code == 0 and json.loads(out)["layers"]["count"] == 2

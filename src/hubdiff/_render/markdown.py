@@ -382,9 +382,17 @@ def fit_summary(text: str, limit: int = STEP_SUMMARY_LIMIT) -> str:
     return text.encode()[: max(0, limit - len(note.encode()))].decode(errors="ignore") + note
 
 
+REPORT_FORMAT = 1  # of diff / check / watch JSON, as snapshot and metrics JSON carry theirs (schemas/)
+
+
 def report_json(report: Report) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
-    out: dict[str, Any] = {"kind": report.kind, "exit_code": report.exit_code, "results": results}
+    out: dict[str, Any] = {
+        "format": REPORT_FORMAT,
+        "kind": report.kind,
+        "exit_code": report.exit_code,
+        "results": results,
+    }
     for r in report.results:
         entry: dict[str, Any] = {
             "title": r.title,
