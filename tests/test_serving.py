@@ -284,9 +284,10 @@ def test_linear_attention_state_per_rank_and_its_fixed_pages():
     num_k_heads * 2 + head_v_dim * num_v_heads``, ``divide(conv_dim, tp_world_size)`` by ``conv_kernel_size -
     1``, and ``(divide(num_v_heads, tp_world_size), head_v_dim, head_k_dim)``; platforms/interface.py
     _align_hybrid_block_size: ``attn_block_size = kernel_block_alignment_size * cdiv(mamba_page_size,
-    kernel_block_alignment_size * attn_page_size_1_token)``; kv_cache_interface.py MambaSpec
-    max_memory_usage_bytes in "align" mode: ``self.page_size_bytes * (2 + self.num_speculative_blocks +
-    self.num_prefill_checkpoint_blocks)``."""
+    kernel_block_alignment_size * attn_page_size_1_token)`` with, in align mode, ``kernel_block_alignment_size =
+    lcm(kernel_block_alignment_size, get_mamba_prefill_checkpoint_alignment(vllm_config) or 1)``;
+    kv_cache_interface.py MambaSpec max_memory_usage_bytes in "align" mode: ``self.page_size_bytes * (2 +
+    self.num_speculative_blocks + self.num_prefill_checkpoint_blocks)``."""
     tp = 8
     r = served(metrics_of(QWEN3_NEXT), tp=tp, gpu_memory=80 * GB)
     conv = (4 - 1) * (128 * 16 * 2 + 128 * 32) // tp * 2
@@ -296,15 +297,19 @@ def test_linear_attention_state_per_rank_and_its_fixed_pages():
     attn_1 = 2 * 256 * max(1, 2 // tp) * 2  # K and V of the one (replicated) KV head a rank
     assert r.kv_bytes_per_token_per_rank == 12 * attn_1
     p = r.pool
-    block = 16 * math.ceil((conv + ssm) / (16 * attn_1))
-    assert block == 144 == p.block_size
+    # align mode (prefix caching): FlashInfer's GDN prefill checkpoints every 64 tokens
+    # (gdn_attn.py ``FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64``), so the block is a multiple of 64
+    block = 64 * math.ceil((conv + ssm) / (64 * attn_1))
+    assert block == 192 == p.block_size
     page = block * attn_1  # the state page padded to it
     assert len(p.groups) == 4 and p.bytes_per_block == 12 * page  # 12 full + 3 groups of 12 GDN layers
-    pages = math.ceil(262_144 / block) + 3 * 2
+    pages = math.ceil(262_144 / block) + 3 * (2 + 1)  # 2 state pages and a prefill checkpoint a group
     assert p.pages_per_sequence == pages
     blocks = (BUDGET_80GB - r.weight_bytes_per_rank) // (12 * page)
     assert p.tokens_that_fit == int(blocks / pages * 262_144)
     none = served(metrics_of(QWEN3_NEXT), tp=tp, mamba_cache_mode="none").pool
+    block = 16 * math.ceil((conv + ssm) / (16 * attn_1))  # FlashAttention's kernel blocks of 16
+    assert none.block_size == block == 144
     assert none.pages_per_sequence == math.ceil(262_144 / block) + 3  # one state page a group
     with pytest.raises(ServingRefused, match="16 Gated DeltaNet key heads at --tp 32"):
         served(metrics_of({**QWEN3_NEXT, "num_attention_heads": 32}), tp=32)

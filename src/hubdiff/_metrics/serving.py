@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import dtypes
 from ..errors import UsageError
-from ..units import UNITS_BY_KIND, human_bytes, parse_quantity
+from ..units import human_bytes, parse_quantity
 from .components import _LAYER, COMPONENTS, classify
 from .kv import KV_DTYPE_BYTES
 from .layers import LINEAR_KINDS, LayerInfo
@@ -114,8 +114,10 @@ RULES: dict[str, str] = {
     "chunked_pages": "chunked local attention needs cdiv(min(chunk + in-flight tokens, max_model_len), block_size) "
     "pages a sequence (kv_cache_interface.py ChunkedLocalAttentionSpec)",
     "state_pages": "a Mamba / linear-attention layer holds fixed pages a sequence: 2 in mamba_cache_mode 'align' "
-    "(prefix caching, the default for generative hybrids), +1 prefill checkpoint for Mamba-2 mixers, 1 in 'none' "
-    "(kv_cache_interface.py MambaSpec.max_memory_usage_bytes; models/config.py MambaModelConfig)",
+    "(prefix caching, the default for generative hybrids), +1 prefill checkpoint for Mamba-2 mixers and for Gated "
+    "DeltaNet prefilled by FlashInfer (Hopper; its checkpoints every 64 tokens make the attention block a multiple "
+    "of 64), 1 in 'none' (kv_cache_interface.py MambaSpec.max_memory_usage_bytes; models/config.py "
+    "MambaModelConfig; mamba/mamba_mixer2.py, mamba/gdn/qwen_gdn_linear_attn.py get_kv_cache_spec)",
     "in_flight": "in-flight tokens: max_concurrent_batches x max_num_batched_tokens; 2 batches with async "
     "scheduling (the default), pp + 1 under pipeline parallelism with Model Runner V2 (vllm/config/vllm.py "
     "max_in_flight_tokens, max_concurrent_batches)",
@@ -135,6 +137,9 @@ class ServingRefused(UsageError):
 # -- options and figure names ----------------------------------------------------------------------
 
 MAMBA_CACHE_MODES = ("align", "none")
+# Gated DeltaNet on Hopper prefills with FlashInfer, which exports mid-prefill checkpoints every 64 tokens
+# (v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT; qwen_gdn_linear_attn.py)
+GDN_CHECKPOINT_ALIGNMENT = 64
 DEFAULT_UTILIZATION = 0.92  # vllm/config/cache.py CacheConfig.gpu_memory_utilization
 DEFAULT_BATCHED_TOKENS = 8192  # engine/arg_utils.py get_batch_defaults: vllm serve on a >= 70 GiB GPU
 MAX_PARALLEL = 4096
@@ -552,7 +557,6 @@ class _Tensor:
     copies: int
     component: str
     layer: int | None
-    expert_ids: int  # how many experts the copies stand for (routed experts), else 0
 
 
 def _tensors(metrics: Metrics, patterns: Iterable[Pattern]) -> Iterator[_Tensor]:
@@ -574,11 +578,11 @@ def _tensors(metrics: Metrics, patterns: Iterable[Pattern]) -> Iterator[_Tensor]
                 and (matrix or stacked)
                 and not any(s in name for s in skip)
             ):
-                yield _Tensor(name, "F8_E4M3", shape, 1, component, layer, 0)
+                yield _Tensor(name, "F8_E4M3", shape, 1, component, layer)
                 scales = (*shape[:-2], -(-shape[-2] // block[0]), -(-shape[-1] // block[1]))
-                yield _Tensor(name + "_scale_inv", "F32", scales, 1, component, layer, 0)
+                yield _Tensor(name + "_scale_inv", "F32", scales, 1, component, layer)
                 continue
-            yield _Tensor(name, dtype, shape, 1, component, layer, 0)
+            yield _Tensor(name, dtype, shape, 1, component, layer)
         return
     for p in patterns:
         pieces, starts = [p.parts[0]], []
@@ -596,7 +600,7 @@ def _tensors(metrics: Metrics, patterns: Iterable[Pattern]) -> Iterator[_Tensor]
                 start = starts[layer_at]
                 one = name[:start] + str(value) + name[start + len(str(p.index_sets[layer_at][0])) :]
             component, layer = classify(one, p.shape, by_layer, n)
-            yield _Tensor(one, p.dtype, p.shape, copies, component, layer, copies if "experts" in one else 0)
+            yield _Tensor(one, p.dtype, p.shape, copies, component, layer)
 
 
 # What an FP8 block-quantized release (quantization_config quant_method "fp8" with weight_block_size, as
@@ -757,7 +761,10 @@ class Cache:
     rule: str
     window: int | None = None
     kv_heads: int | None = None
-    mamba2: bool = False
+    # a recurrent layer's prefill checkpoints in mamba_cache_mode "align": a page more a sequence, and the
+    # token alignment of the checkpoints it exports (None: it exports none of its own)
+    checkpoint_page: bool = False
+    checkpoint_alignment: int | None = None
 
 
 def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
@@ -773,7 +780,6 @@ def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
     kv_lora = cfg.number("kv_lora_rank", default=0) or 0
     rope = cfg.number("qk_rope_head_dim", default=0) or 0
     index_dim = cfg.number("index_head_dim", default=0) or 0
-    states = {s.name: s for s in metrics.kv.states}
     model_bytes = _model_bytes(metrics)
     for layer in _main_layers(metrics):
         kind = layer.attention
@@ -783,9 +789,10 @@ def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
             formula = f"({kv_lora} + {rope}) × {b:g}"
             out.append(Cache(layer.index, "mla", int(latent * b), engine, formula, "mla_latent", kv_heads=1))
             if kind == "dsa" and layer.indexer == "own" and index_dim:
-                theory = next(
+                pooled = next(  # index_kpool's pooling, as the metrics read it
                     (g.bytes_per_layer for g in metrics.kv.groups if g.name == "dsa_indexer_keys"), 0
                 )
+                theory = pooled if metrics.kv.profile == "naive" else index_dim * b
                 engine_idx = index_dim + index_dim // 128 * 4
                 out.append(
                     Cache(
@@ -844,7 +851,7 @@ def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
                     rank_bytes = (m.kernel - 1) * ((m.channels + 2 * groups * m.state) // tp) * model_bytes
                 total += rank_bytes
                 parts.append(f"{s.name} {s.formula} / {tp}")
-            if total or states:
+            if parts:
                 out.append(
                     Cache(
                         layer.index,
@@ -853,7 +860,9 @@ def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
                         total,
                         "; ".join(parts),
                         "state_heads",
-                        mamba2=which == "mamba" and mamba_shape(cfg).version == 2,
+                        checkpoint_page=which == "gdn"
+                        or (which == "mamba" and mamba_shape(cfg).version == 2),
+                        checkpoint_alignment=GDN_CHECKPOINT_ALIGNMENT if which == "gdn" else None,
                     )
                 )
     return out
@@ -919,7 +928,7 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def _pages(
-    kind: str, block: int, window: int | None, context: int, in_flight: int, mode: str, mamba2: bool
+    kind: str, block: int, window: int | None, context: int, in_flight: int, mode: str, checkpoint: bool
 ) -> int:
     """Pages one sequence of ``context`` tokens holds in a group of this kind (vLLM's max_memory_usage_bytes
     over the page size)."""
@@ -929,7 +938,7 @@ def _pages(
         return _cdiv(min((window or 0) - 1 + in_flight, context), block) + 1
     if kind == "chunked":
         return _cdiv(min((window or 0) + in_flight, context), block)
-    return (2 + (1 if mamba2 else 0)) if mode == "align" else 1
+    return (2 + (1 if checkpoint else 0)) if mode == "align" else 1
 
 
 @dataclass(frozen=True)
@@ -939,7 +948,7 @@ class _Spec:
     block: int
     page: int
     window: int | None
-    mamba2: bool
+    checkpoint: bool
 
 
 def _groups(specs: list[_Spec], steps: list[str], mla: bool) -> list[_Spec] | str:
@@ -986,11 +995,18 @@ def pool(
     block = options.block_size or (64 if mla else 16)
     steps.append(f"block size {block}" + (" (--block-size)" if options.block_size else " [block_size]"))
     state_page: int | None = None
+    # every recurrent layer exports prefill checkpoints (mamba_abstract get_mamba_prefill_checkpoint_alignment)
+    exports = mode == "align" and bool(state) and all(c.checkpoint_alignment is not None for c in state)
     if attention and state:
         attn_1 = next(c.engine for c in attention if c.kind != "indexer")
         mamba_page = max(c.engine for c in state)
         kernel = 64 if mla else 16
         align = max(kernel, block, 128 if mla else 0)
+        if exports:
+            align = math.lcm(align, *(c.checkpoint_alignment or 1 for c in state))
+            steps.append(
+                f"prefill checkpoints in align mode: the attention block a multiple of {align} [state_pages]"
+            )
         needed = kernel * _cdiv(align * _cdiv(mamba_page, align * attn_1), kernel)
         if needed > block:
             steps.append(
@@ -1004,7 +1020,14 @@ def pool(
     batches = 2 if options.pp == 1 else options.pp + 1
     in_flight = batches * options.max_num_batched_tokens
     specs = [
-        _Spec(c.layer, "state", block, state_page or c.engine, None, c.mamba2)
+        _Spec(
+            c.layer,
+            "state",
+            block,
+            state_page or c.engine,
+            None,
+            c.checkpoint_page and (exports or c.checkpoint_alignment is None),
+        )
         if c.kind == "state"
         else _Spec(
             c.layer,
@@ -1025,7 +1048,7 @@ def pool(
     groups: list[PoolGroup] = []
     if same_spec or same_slots:
         s0 = specs[0]
-        pages = _pages(s0.kind, block, s0.window, context, in_flight, mode, any(s.mamba2 for s in specs))
+        pages = _pages(s0.kind, block, s0.window, context, in_flight, mode, any(s.checkpoint for s in specs))
         groups.append(
             PoolGroup(
                 s0.kind, tuple(s.layer for s in specs), tuple(s.page for s in specs), block, pages, s0.window
@@ -1041,7 +1064,7 @@ def pool(
             return unified
         buckets: dict[tuple[str, int, int | None, bool], list[_Spec]] = defaultdict(list)
         for s in unified:
-            buckets[(s.kind, s.block, s.window, s.mamba2)].append(s)
+            buckets[(s.kind, s.block, s.window, s.checkpoint)].append(s)
         counts = [len(v) for v in buckets.values()]
         size = max(counts) if max(counts) < 1.5 * min(counts) else min(counts)
         for (kind, bs, window, m2), members in buckets.items():
@@ -1429,15 +1452,9 @@ def serving_values(names: Iterable[str], metrics: Metrics, patterns: Iterable[Pa
     return out
 
 
-def unit_of(name: str, known: dict[str, str]) -> str | None:
-    """A figure's unit: the metrics' own, or a serving figure's."""
-    return known.get(name) or figure_unit(name)
-
-
 __all__ = [
     "RULES",
     "SERVING_FIGURES",
-    "UNITS_BY_KIND",
     "VLLM_VERSION",
     "Pool",
     "ServingOptions",
