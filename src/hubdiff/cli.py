@@ -382,6 +382,22 @@ def cmd_baseline_accept(args: argparse.Namespace) -> int:
     return errors.EXIT_CHANGED if refused else errors.EXIT_OK
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Schema errors exit 2 (what check would refuse), claims the files contradict exit 1."""
+    from ._baseline.validate import validate_baselines
+
+    done = validate_baselines(_baseline_paths(args))
+    for line in [*done.problems, *done.contradicted]:
+        print(printable_lines(line), file=sys.stderr)
+    bad = len(done.problems) + len(done.contradicted)
+    if not args.quiet or bad:
+        print(
+            f"{done.checked} baseline file(s), {done.claims} claim(s): "
+            + (f"{bad} problem(s)" if bad else "valid")
+        )
+    return errors.EXIT_USAGE if done.problems else (errors.EXIT_CHANGED if bad else errors.EXIT_OK)
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     from ._render.markdown import render
     from .jobs import Report
@@ -555,6 +571,21 @@ def build_parser() -> argparse.ArgumentParser:
     _baseline_args(b)
     b.add_argument("--repo", action="append", help="only this repo (repeatable)")
     b.set_defaults(func=cmd_baseline_accept)
+
+    p = sub.add_parser(
+        "validate",
+        help="check baselines offline: schema, units, figure names, claims their own figures contradict",
+        description=(
+            "Read every baseline as check would, with no network: each problem is one file:line line on "
+            "stderr, every file is read. Usable as a pre-commit hook (.pre-commit-hooks.yaml)."
+        ),
+        epilog=EXIT_CODES
+        + "\n  (validate: 2 means a file check would refuse, 1 claims their file's own figures contradict)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _baseline_args(p)
+    _verbosity(p)
+    p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser(
         "watch",
