@@ -412,7 +412,7 @@ def small_model_at_tp2(kv_heads: int) -> tuple[int, int, int]:
 
 
 def test_baseline_claims_per_rank_figures_and_a_new_revision_breaks_them(hub, tmp_path):
-    from hubdiff._baseline import init_repo
+    from hubdiff._baseline import init_repo, update_baseline
     from hubdiff._source import HubSettings, Sources, SourceSpec
     from hubdiff._source.cache import SnapshotCache
     from hubdiff.jobs import run_check
@@ -448,6 +448,12 @@ def test_baseline_claims_per_rank_figures_and_a_new_revision_breaks_them(hub, tm
     deltas = {d.name: (d.old, d.new, d.unit) for d in result.comparison.metrics}
     assert deltas["kv_bytes_per_token_per_rank@tp2"] == (kv, kv4, "bytes")
     assert deltas["tokens_that_fit@tp2,1GB"] == (tokens, tokens4, "count")
+
+    update_baseline(path, sources)  # re-recorded: the figures it records or claims, measured again
+    recorded = yaml.safe_load(path.read_text())["repos"]["org/m"]["metrics"]
+    assert recorded["kv_bytes_per_token_per_rank@tp2"] == kv4
+    assert recorded["tokens_that_fit@tp2,1GB"] == tokens4
+    assert recorded["kv_bytes_per_token_per_rank@tp8"] == 512  # claimed, now recorded too
 
 
 def test_a_claim_on_a_serving_figure_that_cannot_be_read_is_refused_with_its_line(tmp_path):

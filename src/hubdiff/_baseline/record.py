@@ -83,11 +83,12 @@ def record_entry(
     """Re-record ``entry`` (possibly empty) in place from ``snapshot`` measured with ``options``;
     ``metrics``, when given, are those figures already computed (the sources' cache). An entry never
     recorded (no sha) also gets the revision it tracks and the default allowed change. ``serving`` adds
-    the per-GPU figures of those configurations; those the entry already records (``name@tp8``) are
+    the per-GPU figures of those configurations; those the entry records or claims (``name@tp8``) are
     measured again, and dropped if the engine now refuses their configuration."""
     metrics = metrics or compute_metrics(snapshot, options)
     figures = {**metrics.figures(), **serving_figures(metrics, snapshot.patterns, serving)}
-    kept = [n for n in (entry.get("metrics") or {}) if "@" in str(n) and n not in figures]
+    named = [*(entry.get("metrics") or {}), *(entry.get("claims") or {})]
+    kept = list(dict.fromkeys(n for n in named if "@" in str(n) and n not in figures))
     again = serving_values(kept, metrics, snapshot.patterns)
     figures.update({n: v for n, v in again.items() if not isinstance(v, str)})
     new = "sha" not in entry

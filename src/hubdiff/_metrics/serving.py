@@ -386,18 +386,31 @@ def options_from_args(args: Any) -> list[ServingOptions]:
 
 def table_text(reports: list[ServingReport]) -> str:
     """Several tensor-parallel sizes side by side, one row each, for ``--tp 1,2,4,8``."""
-    rows = [["tp", "weights a rank", "KV a token a rank", "engine", "state a sequence", "tokens that fit"]]
+    rows = [
+        [
+            "tp",
+            "weights a rank",
+            "KV a token a rank",
+            "engine a token",
+            "state a sequence",
+            "engine fixed a sequence",
+            "tokens that fit",
+        ]
+    ]
+    contexts = {r.pool.context for r in reports if isinstance(r.pool, Pool)}
+    if len(contexts) == 1:
+        rows[0][-1] += f" (max_model_len {contexts.pop():,})"
     for r in reports:
         p = r.pool
-        engine = f"{p.engine_bytes_per_token:,} B" if isinstance(p, Pool) else "-"
         fit = f"{p.tokens_that_fit:,}" if isinstance(p, Pool) and p.tokens_that_fit is not None else "-"
         rows.append(
             [
                 str(r.options.tp),
                 human_bytes(r.weight_bytes_per_rank),
                 f"{r.kv_bytes_per_token_per_rank:,} B",
-                engine,
+                f"{p.engine_bytes_per_token:,} B" if isinstance(p, Pool) else "-",
                 f"{r.state_bytes_per_sequence_per_rank:,} B",
+                human_bytes(p.fixed_bytes_per_sequence) if isinstance(p, Pool) else "-",
                 fit,
             ]
         )
