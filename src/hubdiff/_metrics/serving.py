@@ -484,6 +484,8 @@ def refusal(metrics: Metrics, options: ServingOptions) -> str | None:
         return f"vocabulary of {vocab:,} rows ({padded:,} padded) at --tp {tp}: {RULES['vocab']}"
     if options.ep > 1 and not cfg.num_experts:
         return f"--ep {options.ep} on a model without experts: {RULES['ep_needs_experts']}"
+    if not layers:
+        return "the config names no layers: nothing is served"
     if options.pp > len(layers):
         return f"--pp {options.pp} with {len(layers)} layers: {RULES['pp_more']}"
     for name, count in _state_head_counts(metrics):
@@ -1000,6 +1002,8 @@ def pool(
         return "no context length (max_position_embeddings): give --context"
     if not layer_caches:
         return "no layer holds a KV cache or a state"
+    if any(c.engine <= 0 for c in layer_caches):
+        return "a layer's cache page is empty (no heads or no head width in the config)"
     steps: list[str] = []
     mla = any(c.kind == "mla" for c in layer_caches)
     attention = [c for c in layer_caches if c.kind != "state"]
