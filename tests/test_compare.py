@@ -210,3 +210,17 @@ def test_the_two_sides_are_read_side_by_side_and_stay_in_order(hub, tmp_path):
     order = [e.path for e in hub.log]  # each request is logged when its answer has gone out
     first_old = next(i for i, p in enumerate(order) if "/org/old/revision/" in p)
     assert any("org/new" in p for p in order[:first_old])  # the new side was read while the old waited
+
+
+def test_a_warm_report_is_the_cold_one_byte_for_byte(example_hub, tmp_path):
+    """The second run reads both snapshots from the cache; nested config values keep the Hub's key
+    order there (the report cuts ``linear_attn_config`` after its first keys)."""
+    cache = SnapshotCache(tmp_path / "cache")
+    sources = Sources(HubSettings(endpoint=example_hub.endpoint), cache)
+    options = MetricsOptions(kv_dtype="fp8", context=1_048_576)
+    cold = render(run_diff("zai-org/GLM-5.3", "zai-org/GLM-5.3-Flash", sources, options))
+    example_hub.clear()
+    warm = render(run_diff("zai-org/GLM-5.3", "zai-org/GLM-5.3-Flash", sources, options))
+    assert len(example_hub.log) == 2  # where each revision points now: the snapshots came from the cache
+    assert warm == cold
+    assert '`{"full_attn_layers": [4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44], "kda_layers": [1, 2, 3' in warm

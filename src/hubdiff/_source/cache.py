@@ -258,7 +258,9 @@ class SnapshotCache:
             return False
 
     def store(self, snapshot: Snapshot) -> None:
-        text = json.dumps(snapshot.compact(), sort_keys=True, separators=(",", ":"))
+        # keys in their own order, not sorted: a config read back must print as the Hub's did (a warm
+        # report shows a nested value's first keys as the cold one does)
+        text = json.dumps(snapshot.compact(), separators=(",", ":"))
         self._write(lambda: atomic_write_text(self._snapshot_path(snapshot.source, snapshot.sha), text))
 
     def _metrics_path(self, key: str) -> Path:
