@@ -79,10 +79,16 @@ def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, tmp_path)
     assert "checked:  0.396B ≤ x ≤ 0.404B" in out  # the claim's own unit, not 3.96e+08
     assert "Traceback" not in out and "AssertionError" not in out
     assert "2 failed" in out
-    assert "holds" not in out and "claims hold" not in out  # holding claims are their own passing tests
+    # holding claims are their own passing tests, which warn only that the Flash's figures are unverified
+    assert "claims hold" not in out
+    assert all("holds, but rests on an unverified figure" in x for x in out.splitlines() if "holds" in x)
     assert "5,984 vs 5,984" not in out and "(1.0x)" not in out  # an unchanged figure is said once
     assert "unused claim" not in out  # -k chose a subset: the others are not "unused"
-    assert "re-record after review with: pytest checks/ --update-baselines" in out
+    hint = next(line for line in out.splitlines() if "re-record after review with: pytest " in line)
+    assert hint.endswith(f"--baseline-dir {tmp_path / 'baselines'} -q -k flash --update-baselines")
+    assert "35 repo(s) checked" not in out and "3 repo(s) checked" not in out  # -k flash: one repo
+    assert "1 repo(s) checked: 0 could not be read; 17 claim(s): 17 checked, 0 not checked" in out
+    assert "2 failure(s) a re-record can fix, 0 update(s) written, 0 unused claim(s)" in out
     path.write_text("# the founding comparison's figures\n" + path.read_text())
     fixed = pytest_checks(tmp_path, example_hub.endpoint, "-q", "--update-baselines")
     assert fixed.returncode == 0, fixed.stdout
@@ -165,15 +171,19 @@ def test_a_bad_unit_is_one_file_line_message(tmp_path):
 
 def test_a_baseline_whose_repos_are_gone_is_reported_stale(hub, tmp_path):
     (tmp_path / "baselines").mkdir()
-    entry = {"revision": "main", "sha": "0" * 40}
-    (tmp_path / "baselines" / "old.yaml").write_text(
-        yaml.safe_dump({"family": "old", "repos": {"org/deleted": entry}})
-    )
-    run = pytest_checks(tmp_path, hub.endpoint, "-q", "--hub-endpoint", hub.endpoint)
+    entry = {"revision": "main", "sha": "0" * 40, "claims": {"layers": 2, "kv_bytes_per_token": 512}}
+    path = tmp_path / "baselines" / "old.yaml"
+    path.write_text(yaml.safe_dump({"family": "old", "repos": {"org/deleted": entry}}, sort_keys=False))
+    run = pytest_checks(tmp_path, hub.endpoint, "-q", "-rs", "--hub-endpoint", hub.endpoint)
     assert run.returncode == 1
     assert (
         "deleted::layout: could not be read: org/deleted@main: vanished: repository not found" in run.stdout
     )
+    assert f"the repo is gone: remove it from {path}:3, or point it at its new name" in run.stdout
+    assert "1 failed, 2 skipped" in run.stdout  # one failure per cause: its claims are not failed again
+    assert "deleted::layers: org/deleted could not be read (see deleted::layout)" in run.stdout
+    assert "1 repo(s) checked: 1 could not be read; 2 claim(s): 0 checked, 2 not checked" in run.stdout
+    assert "--update-baselines" not in run.stdout  # re-recording cannot bring a repo back
     assert "stale: " in run.stdout and "every repo of this file is gone" in run.stdout
 
 

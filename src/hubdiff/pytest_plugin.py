@@ -3,8 +3,13 @@
 One test per repo layout and one per claim, with ids like ``glm-5.3-flash::kv_bytes_per_token``.
 Options: ``--hub-offline`` (cache only), ``--hub-endpoint URL``, ``--baseline-dir DIR`` and
 ``--update-baselines`` (re-record changed repos and restate failing claims at the precision they are
-written in, like ``--force-regen`` / ``--snapshot-update``). The session ends with a report of stale
-baselines (repos, tensor patterns that no longer exist) and claims no test used.
+written in). That run passes and lists what it wrote, as syrupy's ``--snapshot-update`` does
+(pytest-regressions' ``--force-regen`` fails each regenerated test instead, which would leave a bot's
+run red after it fixed everything). A repo that cannot be read fails once, in its layout test, with
+what fixes it; its claims are skipped, naming that test. The session ends with a report of stale
+baselines (repos, tensor patterns that no longer exist), claims no test used, and one line of counts:
+repos checked, claims checked, failures, updates written, unused claims; the re-record hint repeats
+the run's own options.
 """
 
 from __future__ import annotations
@@ -107,7 +112,11 @@ class HubdiffSession:
     stale: list[str] = field(default_factory=list)
     gone: dict[Path, set[str]] = field(default_factory=dict)  # baseline file -> repos no longer on the Hub
     updated: list[str] = field(default_factory=list)
-    failed: int = 0
+    failed: int = 0  # failures --update-baselines can fix: a changed layout, a broken claim
+    unreadable: int = 0  # repos that could not be read (each fails once, in its layout test)
+    layouts: int = 0
+    claims: int = 0
+    claims_skipped: int = 0  # claims of a repo that could not be read: one failure per cause
     unreachable: str | None = None  # the first "cannot connect": every later repo fails with it at once
 
     def sources(self) -> Any:
@@ -149,9 +158,19 @@ class HubdiffSession:
         self.used.add(f"{case.path}::{case}")
         result = self.result(case)
         update = bool(self.config.getoption("--update-baselines"))
+        if case.claim is None:
+            self.layouts += 1
+        else:
+            self.claims += 1
         if result.error or result.comparison is None:  # a failed read, or a repo gone or gated
-            self.failed += 1
-            pytest.fail(f"{case}: could not be read: {result.error or result.headline}", pytrace=False)
+            if case.claim is not None:  # the layout test of the repo says why, once
+                self.claims_skipped += 1
+                pytest.skip(f"{case}: {case.repo} could not be read (see {Case(case.path, case.repo, None)})")
+            self.unreadable += 1
+            pytest.fail(
+                f"{case}: could not be read: {result.error or result.headline}\n{_way_out(case, result)}",
+                pytrace=False,
+            )
         if case.claim is None:
             if result.changed:
                 if update:
@@ -186,6 +205,27 @@ class HubdiffSession:
         for path, repos in self.to_rerecord.items():
             sources = sources or self.sources()
             self.updated.extend(update_baseline(path, sources, only=repos))
+
+
+def _way_out(case: Case, result: RepoResult) -> str:
+    """What fixes a repo that cannot be read; re-recording cannot, so it is never what is offered."""
+    where = f"{case.path}:{result.line}" if result.line else str(case.path)
+    text = f"{result.error or ''} {result.headline} {result.kind}"
+    if "vanished" in text or "not found" in text:
+        return f"  the repo is gone: remove it from {where}, or point it at its new name"
+    if "gated" in text or "401" in text or "403" in text:
+        return "  the repo needs access: set HF_TOKEN to a token that has it"
+    if "cannot connect" in text or "not tried" in text:
+        return "  no Hub: --hub-offline reads from the snapshot cache"
+    return f"  fix the source or {where}, then run again"
+
+
+def _update_command(config: pytest.Config) -> str:
+    """The run as it was typed, with --update-baselines: its --baseline-dir, -k and the rest kept."""
+    import shlex
+
+    args = [a for a in config.invocation_params.args if a != "--update-baselines"]
+    return shlex.join(["pytest", *map(str, args), "--update-baselines"])
 
 
 def _changes(result: RepoResult) -> str:
@@ -264,13 +304,17 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             write(f"stale: {line}")
         for line in unused:
             write(f"unused claim (no test ran it): {line}")
-    failed = state.failed and not config.getoption("--update-baselines")
-    if failed:
-        terminalreporter.section("hubdiff")
-        write(
-            f"{failed} baseline check(s) failed. If the change is expected, re-record after review with: "
-            "pytest checks/ --update-baselines"
-        )
+    updating = bool(config.getoption("--update-baselines"))
+    terminalreporter.section("hubdiff")
+    broken = 0 if updating else state.failed
+    write(
+        f"{state.layouts} repo(s) checked: {state.unreadable} could not be read; "
+        f"{state.claims} claim(s): {state.claims - state.claims_skipped} checked, {state.claims_skipped} "
+        f"not checked (their repo could not be read); {broken} failure(s) a re-record can fix, "
+        f"{len(state.updated)} update(s) written, {len(unused)} unused claim(s)"
+    )
+    if broken:
+        write(f"If the change is expected, re-record after review with: {_update_command(config)}")
 
 
 def _env_default() -> None:
