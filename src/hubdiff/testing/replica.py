@@ -216,6 +216,8 @@ class HubReplica:
             repo = self.repos[spec.repo_id]
             for tag, position in spec.tags.items():
                 repo.tags[tag] = shas[position]
+        for number, commit in spec.pull_requests.items():
+            self.push(spec.repo_id, commit, pr=number)
         return shas
 
     def push(self, repo_id: str, commit: CommitSpec, branch: str = "main", pr: int | None = None) -> str:

@@ -84,6 +84,9 @@ class RepoSpec:
     gated: bool | str = False  # True is the Hub's "manual"; "auto" and "manual" as the Hub says them
     private: bool = False
     tags: dict[str, int] = field(default_factory=dict)  # tag -> commit position
+    pull_requests: dict[int, CommitSpec] = field(
+        default_factory=dict
+    )  # refs/pr/N, each off main's last commit
 
 
 @dataclass(frozen=True)
@@ -241,30 +244,8 @@ def load_repo_spec(path: Path) -> RepoSpec:
 
     data, _ = read_yaml(path)
     base = path.parent
-    commits = []
-    for c in data["commits"]:
-        files: dict[str, bytes] = {}
-        for name, source in (c.get("files") or {}).items():
-            if "path" in source:
-                files[name] = (base / source["path"]).read_bytes()
-            elif "json" in source:
-                files[name] = (json.dumps(source["json"], indent=2) + "\n").encode()
-            else:
-                files[name] = source["text"].encode()
-        tensors: list[TensorTriple] = []
-        for census in c.get("census", []):
-            tensors.extend(load_census((base / census).read_text(encoding="utf-8")))
-        tensors.extend(load_census("\n".join(c.get("tensors", []))))
-        commits.append(
-            CommitSpec(
-                files=files,
-                tensors=tensors,
-                shards=int(c.get("shards", 1)),
-                folder=c.get("folder", ""),
-                title=c.get("title", "update"),
-                date=c.get("date", "2026-01-01T00:00:00.000Z"),
-            )
-        )
+    commits = [_commit_spec(c, base) for c in data["commits"]]
+    pull_requests = {int(c["number"]): _commit_spec(c, base) for c in data.get("pull_requests") or []}
     tags = {str(name): int(position) for name, position in (data.get("tags") or {}).items()}
     return RepoSpec(
         data["repo"],
@@ -272,6 +253,30 @@ def load_repo_spec(path: Path) -> RepoSpec:
         gated=data["gated"] if data.get("gated") in ("auto", "manual") else bool(data.get("gated")),
         private=bool(data.get("private")),
         tags=tags,
+        pull_requests=pull_requests,
+    )
+
+
+def _commit_spec(c: dict[str, Any], base: Path) -> CommitSpec:
+    files: dict[str, bytes] = {}
+    for name, source in (c.get("files") or {}).items():
+        if "path" in source:
+            files[name] = (base / source["path"]).read_bytes()
+        elif "json" in source:
+            files[name] = (json.dumps(source["json"], indent=2) + "\n").encode()
+        else:
+            files[name] = source["text"].encode()
+    tensors: list[TensorTriple] = []
+    for census in c.get("census", []):
+        tensors.extend(load_census((base / census).read_text(encoding="utf-8")))
+    tensors.extend(load_census("\n".join(c.get("tensors", []))))
+    return CommitSpec(
+        files=files,
+        tensors=tensors,
+        shards=int(c.get("shards", 1)),
+        folder=c.get("folder", ""),
+        title=c.get("title", "update"),
+        date=c.get("date", "2026-01-01T00:00:00.000Z"),
     )
 
 
