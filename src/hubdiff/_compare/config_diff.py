@@ -1,4 +1,8 @@
-"""Config changes, with deepdiff, grouped to what a person reads: one row per key, lists summarised.
+"""Config changes, grouped to what a person reads: one row per key, lists summarised.
+
+Configs are compared by a walk of their keys that reports what deepdiff reported with
+``ignore_numeric_type_changes`` (tests/test_config_diff.py runs both on every real config and on
+generated ones); importing deepdiff and the numpy it loads took 0.3 s, half of a warm ``diff``.
 
 Each change is classified with the rule that decided it, shown in the report:
 - ``cosmetic``: serialisation only (``transformers_version``, dtype key spelling, a key added or
@@ -130,29 +134,57 @@ def same_json(old: Any, new: Any) -> bool:
     return json.dumps(old, sort_keys=True, default=repr) == json.dumps(new, sort_keys=True, default=repr)
 
 
-def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]:
-    if same_json(old, new):  # the common case of a check: nothing to diff, and deepdiff (0.5 s) not imported
-        return []
-    from deepdiff import DeepDiff
+def _number_text(value: int | float) -> str:
+    """A number as deepdiff compares numbers of any type: rounded to 12 decimals, -0 as 0, formatted.
 
+    A number too large to format (deepdiff raised OverflowError there) stands for itself."""
+    rounded = round(value, 12)
+    try:
+        return f"{abs(rounded) if rounded == 0 else rounded:.12f}"
+    except OverflowError:
+        return repr(value)
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Equal as deepdiff found them: numbers by ``_number_text`` whatever their type, except that an
+    old boolean is compared by value (deepdiff's own order: ``False`` -> ``1e-13`` is a change, the
+    reverse is not); dicts key by key, lists item by item in order; anything else by type and value."""
+    numbers = (int, float)
+    if isinstance(old, numbers) and isinstance(new, numbers):
+        return old == new if isinstance(old, bool) else _number_text(old) == _number_text(new)
+    if type(old) is not type(new):
+        return False
+    if isinstance(old, dict):
+        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
+    if isinstance(old, list):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+    return bool(old == new)
+
+
+def _changed_keys(old: dict[str, Any], new: dict[str, Any]) -> dict[tuple[Any, ...], str]:
+    """Key path -> "added", "removed" or "changed": nested dicts followed key by key, a list (or a
+    value of another type) that differs anywhere is a change of its own key."""
+    out: dict[tuple[Any, ...], str] = {}
+    todo: list[tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]] = [((), old, new)]
+    while todo:
+        path, a, b = todo.pop()
+        for key in a.keys() | b.keys():
+            if key not in b:
+                out[(*path, key)] = "removed"
+            elif key not in a:
+                out[(*path, key)] = "added"
+            elif isinstance(a[key], dict) and isinstance(b[key], dict):
+                todo.append(((*path, key), a[key], b[key]))
+            elif not _same(a[key], b[key]):
+                out[(*path, key)] = "changed"
+    return out
+
+
+def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]:
+    if same_json(old, new):  # the common case of a check: nothing to walk
+        return []
     old, new = flatten_text(old), flatten_text(new)
-    tree = DeepDiff(
-        old, new, ignore_numeric_type_changes=True, verbose_level=2, threshold_to_diff_deeper=0
-    ).tree
-    grouped: dict[tuple[Any, ...], str] = {}
-    for report, levels in tree.items():
-        for level in levels:
-            path = level.path(output_format="list")
-            cut = next((i for i, part in enumerate(path) if isinstance(part, int)), len(path))
-            key = tuple(path[:cut])
-            if cut < len(path):
-                grouped[key] = "changed"
-            elif report.endswith("_added"):
-                grouped.setdefault(key, "added")
-            elif report.endswith("_removed"):
-                grouped.setdefault(key, "removed")
-            else:
-                grouped.setdefault(key, "changed")
+    grouped = _changed_keys(old, new)
     changes: list[ConfigChange] = []
     renamed_dtype = {k for k in DTYPE_KEYS if (k,) in grouped}
     dtype_same = (
