@@ -146,15 +146,17 @@ class GitHubDouble:
         )
         return done.stdout.strip()
 
-    def checkout(self, dest: Path) -> Path:
-        """The default branch as actions/checkout leaves it: depth 1, origin the https URL, no token."""
+    def checkout(self, dest: Path, ref: str | None = None) -> Path:
+        """A branch (the default one unless ``ref`` names another) as actions/checkout leaves it: depth 1,
+        origin the https URL, no token."""
+        dest.parent.mkdir(parents=True, exist_ok=True)
         self.git(
             "clone",
             "-q",
             "--depth",
             "1",
             "--branch",
-            self.default_branch,
+            ref or self.default_branch,
             f"file://{self.remote}",
             str(dest),
             cwd=self.root,
@@ -264,6 +266,13 @@ class GitHubDouble:
                 }
             )
         return artifact_id
+
+    def replace_artifact(self, run_id: int, name: str, members: dict[str, bytes]) -> int:
+        """upload-artifact with ``overwrite: true``: the run's artifact of that name is replaced."""
+        with self._state() as state:
+            run = state["artifacts"].get(str(run_id), [])
+            state["artifacts"][str(run_id)] = [a for a in run if a["name"] != name]
+        return self.artifact(run_id, name, members)
 
     def configure(self, **settings: Any) -> None:
         """``read_only=True``: the token may read but not write (a fork's pull request); ``login``: who

@@ -618,3 +618,23 @@ def test_a_github_file_that_cannot_be_written_is_one_line_and_exit_2(hub, tmp_pa
     result = subprocess.run([*hubdiff, "watch"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert result.returncode == 2, result.stderr
     assert result.stderr == f"hubdiff: {folder}: cannot write: Is a directory\n"
+
+
+def test_a_pinned_repo_the_hub_no_longer_serves_is_the_lost_output(hub, tmp_path):
+    """A pinned repo deleted (or made private to this token) is news, exit 1, not a read failure; the
+    ``lost`` output names it, and watch.yml's last step goes red on it (test_workflows evaluates that)."""
+    tensors = [(f"model.layers.{i}.self_attn.q_proj.weight", "BF16", (8, 8)) for i in range(2)]
+    cfg = b'{"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}'
+    hub.add(RepoSpec("org/m", [CommitSpec({"config.json": cfg}, tensors)]))
+    hub.add(RepoSpec("org/n", [CommitSpec({"config.json": cfg}, tensors)]))
+    env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
+    hubdiff = [sys.executable, "-m", "hubdiff"]
+    for repo in ("org/m", "org/n"):
+        subprocess.run([*hubdiff, "baseline", "init", repo, "--family", "fam"], cwd=tmp_path, env=env, check=True,
+                       capture_output=True)  # fmt: skip
+    hub.remove("org/m")
+    env["GITHUB_OUTPUT"] = str(tmp_path / "out")
+    result = subprocess.run([*hubdiff, "watch"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
+    assert json.loads(outputs["lost"]) == ["org/m@main"] and json.loads(outputs["failed"]) == []

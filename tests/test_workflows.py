@@ -176,11 +176,25 @@ def test_watch_is_scheduled_serialised_and_sharded_by_the_matrix_alone():
     assert "matrix.shard" not in text and "/4" not in text and "of 4" not in text  # the count is written once
 
 
-def test_watch_is_red_only_when_the_hub_could_not_be_read_or_a_baseline_is_wrong():
+def test_watch_is_red_only_when_the_watch_could_not_see_what_it_watches():
+    """The last step's condition, evaluated as Actions does (tests/actions_double.py) for each outcome of
+    the watch step: a change (exit 1) is green, an unreadable Hub (3), a baseline error (2) or a pinned
+    repo lost (gone, gated, disabled) is red."""
+    from tests.actions_double import evaluate
+
     steps = steps_of("watch.yml", "watch")
     last = steps[-1]
-    assert last["if"] == "steps.watch.outputs.status != '0' && steps.watch.outputs.status != '1'"
     assert last["run"].rstrip().endswith("exit 1")
+    outcomes = {
+        ("0", "[]"): False,
+        ("1", "[]"): False,  # changes found and proposed: the pull request is the alert
+        ("1", '["org/a@main"]'): True,  # a pinned repo the watch can no longer read
+        ("2", "[]"): True,
+        ("3", "[]"): True,
+    }
+    for (status, lost), red in outcomes.items():
+        context = {"steps": {"watch": {"outputs": {"status": status, "lost": lost}}}}
+        assert bool(evaluate(last["if"], context)) is red, (status, lost)
     opening = next(s for s in steps if s.get("run") == "bash .github/scripts/open_prs.sh")
     assert "continue-on-error" not in opening  # a pull request that could not be opened is red
 

@@ -140,9 +140,8 @@ for family in $(jq -r '.[]' <<<"$FAMILIES"); do
   path_ok "$baseline" && path_ok "$body" || { echo "::error::$family: not a file here: $baseline, $body"; exit 1; }
   branch="hubdiff/$family"
   git show "$base:$baseline" > "$tmp/base.yaml" 2> /dev/null || : > "$tmp/base.yaml"
-  proposed=$(python3 "$here/proposal.py" pins "$baseline")
-  marker=$(python3 "$here/proposal.py" marker "$tmp/base.yaml" "$baseline")
-  python3 "$here/proposal.py" body "$body" "$marker" "$tmp/body.md"
+  proposed=$(python3 "$here/proposal.py" prepare "$tmp/base.yaml" "$baseline" "$body" "$tmp/body.md")
+  marker=$(tail -n 1 "$tmp/body.md")
   status=$RETRY
   for _attempt in 1 2 3; do
     status=0

@@ -3,6 +3,8 @@
     proposal.py pins FILE          the repo@sha each repo of a baseline pins, sorted, one a line
     proposal.py marker BASE NEW    the hidden line naming the Hub commits NEW pins and BASE does not
     proposal.py body BODY MARKER OUT   BODY, then MARKER as its last line, cut to GitHub's body limit
+    proposal.py prepare BASE NEW BODY OUT   the three for one family in one run: writes OUT (the body
+                                   with NEW's marker) and prints NEW's pins (one interpreter, not three)
 
 The pins, not the file's bytes, say whether two baselines propose the same thing: re-recording writes
 the time it ran into the file, so the same Hub commits recorded twice differ in bytes. Both files were
@@ -58,6 +60,9 @@ def main(argv: list[str]) -> int:
         print(marker(argv[1], argv[2]))
     elif argv[:1] == ["body"] and len(argv) == 4:
         body(argv[1], argv[2], argv[3])
+    elif argv[:1] == ["prepare"] and len(argv) == 5:
+        body(argv[3], marker(argv[1], argv[2]), argv[4])
+        print("\n".join(pins(argv[2])))
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -47,6 +47,13 @@ class WatchOutcome:
         return [r for r in self._all() if r.error]
 
     @property
+    def lost(self) -> list[RepoResult]:
+        """Pinned repos the watch can no longer see: gone (deleted, or private to this token), gated or
+        disabled. News, not read failures (exit 1, not 3), but the watch is blind to them until a person
+        changes the baseline or the token, so the workflow goes red for them."""
+        return [r for r in self._all() if not r.error and r.kind in ("vanished", "gated", "disabled")]
+
+    @property
     def changed_families(self) -> list[str]:
         """Families with something to record: a pinned repo that moved, or a new release."""
         return sorted(f for f, rs in self.results.items() if any(_recordable(r) for r in rs))
@@ -446,6 +453,7 @@ def github_outputs(outcome: WatchOutcome) -> dict[str, str]:
         "changed": "true" if outcome.changed_families else "false",
         "families": json.dumps(outcome.changed_families),
         "failed": json.dumps([r.title for r in outcome.failed]),
+        "lost": json.dumps([r.title for r in outcome.lost]),
         "reports": json.dumps({f: files["report"] for f, files in outcome.files.items()}),
         "pr_bodies": json.dumps(
             {f: files["pr_body"] for f, files in outcome.files.items() if "pr_body" in files}
