@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Sequence
 
 from .._metrics import Metrics
+from .._metrics.memory import TotalMemory
 from ..patterns import Pattern
 from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count
@@ -207,3 +208,16 @@ def metrics_text(metrics: Metrics) -> str:
     elif metrics.basis == "headers":
         lines.append("config vs tensors: consistent")
     return "\n".join(lines) + "\n"
+
+
+def memory_text(memory: TotalMemory) -> str:
+    """One line of the sum a deployment asks about, then what it rests on."""
+    batch = memory.batch_size
+    per_sequence = memory.kv_bytes_per_sequence + memory.state_bytes_per_sequence
+    line = (
+        f"memory      {human_bytes(memory.total_bytes)} = {human_bytes(memory.weight_bytes)} weights + "
+        f"{batch} × {human_bytes(per_sequence)} KV"
+        + (" and state" if memory.state_bytes_per_sequence else "")
+        + f" at {memory.context_tokens:,} tokens ({memory.total_bytes:,} bytes)"
+    )
+    return line + "\n  " + "; ".join(memory.assumptions) + "\n"
