@@ -123,7 +123,8 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 
 def cmd_metrics(args: argparse.Namespace) -> int:
     from ._metrics import serving
-    from ._render.text import metrics_text
+    from ._metrics.memory import total_memory
+    from ._render.text import fit, memory_text, metrics_text
 
     options = _options_from(args, config_only=args.config_only)
     configurations = serving.options_from_args(args)
@@ -135,13 +136,16 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     with errors.reading(snapshot.source, snapshot.sha or None, "config.json"):
         metrics = sources.metrics(snapshot, options)
         reports = [serving.serving_report(metrics, snapshot.patterns, o) for o in configurations]
+        stored = snapshot.tensor_bytes() if metrics.basis == "headers" else None
+        memory = total_memory(metrics, stored, args.batch_size)
         if args.json:
             data = metrics.to_json()
+            data["memory"] = memory.to_json()
             if reports:
                 data["serving"] = [r.to_json() for r in reports]
             text = json.dumps(data, indent=1) + "\n"
         else:
-            text = metrics_text(metrics) + serving.reports_text(reports)
+            text = fit(metrics_text(metrics) + memory_text(memory) + serving.reports_text(reports))
     print(printable_lines(text), end="")
     return errors.EXIT_OK
 
@@ -182,6 +186,12 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
         help="tokens for the memory figure, as vLLM's --max-model-len (default: max_position_embeddings)",
     )
     group.add_argument(
+        "--batch-size",
+        type=_positive,
+        default=1,
+        help="sequences held at once, for the total memory (weights + each one's KV and state; default 1)",
+    )
+    group.add_argument(
         "--kv-dtype",
         help="KV cache dtype: bf16, fp16, fp8, fp32, or vLLM's spellings (auto, bfloat16, fp8_e4m3, "
         "fp8_e5m2; default: the model dtype)",
@@ -214,6 +224,12 @@ def _serving_options(p: argparse.ArgumentParser) -> None:
     from ._metrics.serving import add_arguments
 
     add_arguments(p)
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive whole number, not {text!r}")
+    return int(text)
 
 
 def _options_from(args: argparse.Namespace, config_only: bool = False) -> MetricsOptions:
