@@ -32,7 +32,7 @@ from ..jobs import Report
 from ..units import gib, human_bytes, human_count
 from ..visible import printable, printable_lines
 from .headline import by_impact, change, config_impact, key_figures, release_heading, reshaped_first
-from .text import fit
+from .text import fit, grouped, layer_strip
 
 COMMENT_LIMIT = 65_536
 STEP_SUMMARY_LIMIT = 1_000_000  # GitHub refuses job summaries over 1 MiB
@@ -47,19 +47,6 @@ _MD_SPECIAL = re.compile(
 # an e-mail autolink (a domain with a dot follows).
 _AT = re.compile(r"(?<![A-Za-z0-9_])@|@(?=[A-Za-z0-9._-]*\.[A-Za-z0-9])")
 _MARKER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._]|-(?!-))*")
-ATTENTION_GLYPHS = {
-    "kda": "K",
-    "gdn": "G",
-    "mamba": "m",
-    "mla": "M",
-    "mha": "A",
-    "gqa": "A",
-    "mqa": "A",
-    "swa": "S",
-    "compressed": "C",
-    "none": ".",
-}
-MLP_GLYPHS = {"moe": "E", "dense": "F", "none": "."}
 
 
 def _clip(text: str, limit: int = MAX_TEXT) -> str:
@@ -121,19 +108,6 @@ def figure(value: Any, unit: str) -> str:
 
 def gigabytes(value: float) -> str:
     return f"{value / 1e9:.2f} GB"
-
-
-def layer_strip(metrics: Metrics) -> tuple[str, str]:
-    attention, mlp = [], []
-    for layer in metrics.layers:
-        if layer.mtp:
-            continue
-        glyph = ATTENTION_GLYPHS.get(layer.attention, "?")
-        if layer.attention == "dsa":
-            glyph = "D" if layer.indexer != "shared" else "d"
-        attention.append(glyph)
-        mlp.append(MLP_GLYPHS.get(layer.mlp, "?"))
-    return "".join(attention), "".join(mlp)
 
 
 def architecture_rows(old: Metrics, new: Metrics) -> list[tuple[str, str, str]]:
@@ -253,6 +227,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         gib=gib,
         figure=figure,
         gb=gigabytes,
+        grouped=grouped,
     )
     env.globals.update(
         layer_strip=layer_strip,

@@ -15,6 +15,40 @@ from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count
 from ..visible import printable
 
+# One glyph a layer, for the layer-stack strip of the terminal and the reports (legend in the README).
+ATTENTION_GLYPHS = {
+    "kda": "K",
+    "gdn": "G",
+    "mamba": "m",
+    "mla": "M",
+    "mha": "A",
+    "gqa": "A",
+    "mqa": "A",
+    "swa": "S",
+    "compressed": "C",
+    "none": ".",
+}
+MLP_GLYPHS = {"moe": "E", "dense": "F", "none": "."}
+
+
+def layer_strip(metrics: Metrics) -> tuple[str, str]:
+    """The attention and MLP kind of every layer but the MTP ones, a glyph each."""
+    attention, mlp = [], []
+    for layer in metrics.layers:
+        if layer.mtp:
+            continue
+        glyph = ATTENTION_GLYPHS.get(layer.attention, "?")
+        if layer.attention == "dsa":
+            glyph = "D" if layer.indexer != "shared" else "d"
+        attention.append(glyph)
+        mlp.append(MLP_GLYPHS.get(layer.mlp, "?"))
+    return "".join(attention), "".join(mlp)
+
+
+def grouped(strip: str, size: int = 10) -> str:
+    """A layer strip in groups of ten, so that layers can be counted and a terminal can wrap it."""
+    return " ".join(strip[i : i + size] for i in range(0, len(strip), size))
+
 
 def terminal_width() -> int:
     """The terminal's columns ($COLUMNS, else 80 when not a terminal): tables are laid out for it."""
@@ -155,6 +189,8 @@ def metrics_text(metrics: Metrics) -> str:
         + (f" (+{layers['mtp']} MTP)" if layers["mtp"] else "")
         + f": attention {attention}; mlp {mlp}"
     )
+    attention_strip, mlp_strip = layer_strip(metrics)
+    lines += [f"  attn  {grouped(attention_strip)}", f"  mlp   {grouped(mlp_strip)}"]  # README's legend
     idx = layers["indexer"]
     if idx["own"] or idx["shared"]:
         lines.append(
