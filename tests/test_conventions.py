@@ -127,3 +127,18 @@ def test_quiet_keeps_errors_and_drops_notices(capsys, hub, tmp_path):
     assert capsys.readouterr().err == ""
     assert main(["snapshot", "org/none", "--endpoint", hub.endpoint, "--retries", "0", "-q"]) == 3
     assert capsys.readouterr().err.startswith("hubdiff: org/none@main")  # errors stay
+
+
+def test_metrics_text_shows_the_layer_strip_and_fits_a_narrow_terminal(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    flash = "src/hubdiff/testing/example/GLM-5.3-Flash"
+    assert main(["metrics", flash, "--config-only"]) == 0
+    out = capsys.readouterr().out
+    # 45 layers: KDA three in four, DSA every fourth (the founding comparison's 34 KDA + 11 DSA)
+    assert "  attn  KKKDKKKDKK KDKKKDKKKD KKKDKKKDKK KDKKKDKKKD KKKDK" in out
+    assert all(len(line) <= 60 for line in out.splitlines()), max(out.splitlines(), key=len)
+    monkeypatch.delenv("COLUMNS")
+    assert main(["metrics", flash, "--config-only"]) == 0  # piped: one finding a line, for grep
+    assert any(
+        line.startswith("assumptions: ") and len(line) > 300 for line in capsys.readouterr().out.splitlines()
+    )
