@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import statistics
@@ -11,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -19,8 +19,25 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 
 from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
+from hubdiff.testing.replica import RateLimits
 
 BIG_REPO = "bench/moe-160"
+# Released config.json files, byte for byte (copies in tests/data; origins in ../shared/real-models/SOURCES.md)
+REAL_CONFIGS = Path(__file__).resolve().parents[1] / "tests" / "data"
+BIG_CONFIG = "DeepSeek-V3"  # model_type deepseek_v3: transformers' DeepseekV3Config reads it
+# The founding comparison and a revision diff of the same size, on the demo replica (hubdiff demo --serve)
+FOUNDING = ("zai-org/GLM-5.3", "zai-org/GLM-5.3-Flash")
+REVISION = ("zai-org/GLM-5.3", "zai-org/GLM-5.3@refs/pr/1")  # 59,585 tensors each side; a 2M context
+# The Hub's largest plan's budgets per 5 minutes (hub-docs rate-limits.md, as example_hub has): a benchmark
+# makes many cold reads of one repo in a window (~320 resolves each), and with the anonymous 3,000 the
+# later ones would be spaced by hubdiff's rate-limit gate and measure the budget left, not the read
+BENCH_LIMITS = RateLimits(api=10_000, resolvers=100_000, pages=1_000)
+
+
+def real_config(name: str = BIG_CONFIG) -> bytes:
+    """A released model's config.json as the Hub serves it: a real ``model_type``, so that hubdiff
+    imports transformers and reads it with that model's configuration class, as on any real repo."""
+    return (REAL_CONFIGS / name / "config.json").read_bytes()
 
 
 def big_tensors(layers: int = 65, experts: int = 1024) -> list[tuple[str, str, tuple[int, ...]]]:
@@ -42,28 +59,31 @@ def big_replica(
 ) -> HubReplica:
     """The bench repo on a replica; ``latency_s`` delays every request (a CDN far away).
 
-    With ``revisions=2`` a second commit drops one expert projection in 13 layers and reshapes another
-    in one layer (the diff benchmark's change).
+    Its config is DeepSeek-V3's as released (``real_config``); the tensors are the bench's own layout,
+    DeepSeek-V3's expert shapes at 1,024 experts and ``layers`` layers (the config says 256 and 61:
+    the report lists that under "config vs tensors"). With ``revisions=2`` a second commit drops one
+    expert projection in 13 layers and reshapes another in one layer (the diff benchmark's change).
     """
-    hub = HubReplica().start()
+    hub = HubReplica(rate_limits=BENCH_LIMITS).start()
     if latency_s:
         hub.add_fault(Fault("", delay_s=latency_s))
-    config = {
-        "hidden_size": 7168,
-        "num_hidden_layers": 65,
-        "num_attention_heads": 128,
-        "vocab_size": 129280,
-        "n_routed_experts": 1024,
-        "num_experts_per_tok": 8,
-        "moe_intermediate_size": 2048,
-    }
-    config["num_hidden_layers"] = layers
-    files = {"config.json": json.dumps(config).encode()}
+    files = {"config.json": real_config()}
     tensors = big_tensors(layers)
     commits = [CommitSpec(files, tensors, shards=shards)]
     if revisions == 2:
         commits.append(CommitSpec(files, edited(tensors), shards=shards, title="drop and reshape"))
     hub.add(RepoSpec(repo, commits, tags={"v1": 0}))
+    return hub
+
+
+def demo_replica(latency_s: float = 0.0) -> HubReplica:
+    """The demo's replica (``hubdiff demo --serve``: GLM-5, GLM-5.3 with its pull request, GLM-5.3-Flash,
+    real configs), every request delayed ``latency_s``."""
+    from hubdiff.testing.example import example_hub
+
+    hub = example_hub()
+    if latency_s:
+        hub.add_fault(Fault("", delay_s=latency_s))
     return hub
 
 
@@ -122,6 +142,7 @@ def run_process(
     if hub is not None:
         log = hub.log
         row["requests"] = len(log)
+        row["redirects"] = sum(300 <= e.status < 400 for e in log)  # the Hub's resolve -> CDN hops
         row["bytes_received"] = sum(e.bytes_sent for e in log)
     return row
 
@@ -176,7 +197,7 @@ class TreeMemory:
 def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The median of repeated runs, field by field (requests and bytes are the same every time)."""
     out = dict(rows[0])
-    for key in ("seconds", "peak_rss_mib", "tree_pss_mib", "requests", "bytes_received"):
+    for key in ("seconds", "peak_rss_mib", "tree_pss_mib", "requests", "redirects", "bytes_received"):
         if key in out:
             out[key] = statistics.median(r[key] for r in rows)
     out["runs"] = len(rows)

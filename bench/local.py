@@ -1,5 +1,5 @@
-"""A local 160-shard, 199,680-tensor checkpoint: ``hubdiff snapshot DIR --json`` against huggingface_hub's
-``get_local_safetensors_metadata``.
+"""A local 160-shard, 199,680-tensor checkpoint with DeepSeek-V3's released config.json:
+``hubdiff snapshot DIR --json`` against huggingface_hub's ``get_local_safetensors_metadata``.
 
     python bench/local.py [--runs 3]
 
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import big_tensors, median_row, run_process, table
+from _common import BIG_CONFIG, big_tensors, median_row, real_config, run_process, table
 
 from hubdiff.testing import CommitSpec, write_checkpoint
 
@@ -32,7 +32,9 @@ def main() -> None:
     parser.add_argument("--write", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.write:
-        write_checkpoint(Path(args.write), CommitSpec({"config.json": b"{}"}, big_tensors(), shards=160))
+        write_checkpoint(
+            Path(args.write), CommitSpec({"config.json": real_config()}, big_tensors(), shards=160)
+        )
         return
     if args.reference:
         from huggingface_hub import get_local_safetensors_metadata
@@ -55,7 +57,8 @@ def main() -> None:
             ):
                 rows.setdefault(label, []).append(run_process(label, argv))
         print(
-            f"local checkpoint, 160 shards, 199,680 tensors; {args.runs} runs, medians; load {os.getloadavg()[0]:.1f}"
+            f"local checkpoint, 160 shards, 199,680 tensors, {BIG_CONFIG}'s config.json;"
+            f" {args.runs} runs, medians; load {os.getloadavg()[0]:.1f}"
         )
         result = [median_row(r) for r in rows.values()]
         table(result, REFERENCE)

@@ -1,6 +1,7 @@
 """Polling 1,000 pinned repos of 20 orgs that also hold 5,000 unpinned ones, with 50 ms per request:
 hubdiff watch (one listing page per 1,000 repos per org, discover rules on every family) vs one
-model_info per pinned repo.
+model_info per pinned repo. Every repo holds Llama-3.1-8B's released config.json (a poll that finds nothing
+changed reads none of them).
 
 python bench/watch.py
 """
@@ -15,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RemoteReplica, report
+from _common import BENCH_LIMITS, RemoteReplica, real_config, report
 
 from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
 
@@ -25,9 +26,10 @@ UNPINNED = [f"{org}/draft-{i:03d}" for org in ORGS for i in range(250)]  # no di
 
 
 def replica() -> HubReplica:
-    hub = HubReplica().start()
+    hub = HubReplica(rate_limits=BENCH_LIMITS).start()  # 1,000 model_info calls: over the anonymous 500
+    config = real_config("Llama-3.1-8B")
     for repo in REPOS + UNPINNED:
-        hub.add(RepoSpec(repo, [CommitSpec({"config.json": b"{}"}, [("w", "F16", (4,))])]))
+        hub.add(RepoSpec(repo, [CommitSpec({"config.json": config}, [("w", "F16", (4,))])]))
     hub.add_fault(Fault("/", delay_s=0.05))  # 50 ms for every request, as over a real network
     return hub
 
