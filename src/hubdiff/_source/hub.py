@@ -41,10 +41,11 @@ from .._threads import each_in_threads
 from ..errors import SourceError, reading
 from ..patterns import ShardGroups
 from ..snapshot import Snapshot
-from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, read_model
+from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, config_file_of, read_model
 from .cache import SnapshotCache
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
+from .layout import MAX_CONFIG_BYTES, MAX_INDEX_BYTES, LayoutProblem, WeightLayout, choose_layout
 from .outbound import (
     DEADLINE_TIMEOUTS,
     DISABLED,
@@ -58,7 +59,7 @@ from .outbound import (
 )
 from .parsing import HeaderParser
 from .repo_id import is_repo_id
-from .spec import HubSettings
+from .spec import STREAMS, HubSettings
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -69,6 +70,7 @@ MAX_LISTING_PAGES = 100  # 100,000 repos of one owner
 _SHA = re.compile(r"[0-9a-f]{40}")
 _DTYPE = re.compile(r"[A-Z0-9_]{1,16}")
 _BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+_STREAMS = threading.BoundedSemaphore(STREAMS)  # header reads in flight, every repo of the process
 
 
 @dataclass(frozen=True)
@@ -348,7 +350,8 @@ class HubReader:
         self, repo: str, sha: str, path: str, first: int, parser: HeaderParser, prefix: str
     ) -> ShardGroups:
         with reading(repo, sha, path):
-            raw, size = self._read_header(repo, sha, path, first)
+            with _STREAMS:  # held for the read, not the parse: the next read need not wait for it
+                raw, size = self._read_header(repo, sha, path, first)
             try:
                 return parser.parse(raw, path, size, prefix)
             except HeaderProblem as exc:
@@ -438,9 +441,14 @@ class HubReader:
         reader = self
         shards = sum(path.endswith(".safetensors") for path in info.sizes) if headers else 0
         parser = HeaderParser(shards, self.settings.processes, self.settings.processes_from_shards)
+        small = small_files(info.sizes, headers)
+        early: dict[str, tuple[int, Future[tuple[bytes, int | None]]]] = {}
 
         class _Files:
             def read(self, path: str, limit: int) -> bytes:
+                limit_asked, future = early.pop(path, (None, None))
+                if future is not None and limit_asked == limit:
+                    return future.result()[0]  # a failure is raised here, where read_model reads it
                 return reader._get(repo, sha, path, limit)[0]
 
             def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
@@ -459,12 +467,18 @@ class HubReader:
                 on_config=on_config,
             )
 
-        if not headers:
-            return read()
-        with ThreadPoolExecutor(max_workers=1) as pool:  # the Hub's count, while the headers are read
-            counted = pool.submit(self.hub_parameters, repo, sha)
-            snapshot = read()
-            return replace(snapshot, hub_parameters=counted.result())
+        # config, generation config and index asked for at once (each is two round trips on the Hub,
+        # a resolve and its redirect), and the Hub's count beside them: only the index is on the way
+        # to the headers, so the others cost no round trip of their own
+        with ThreadPoolExecutor(max_workers=len(small) + 1) as pool:
+            for path, limit in small:
+                early[path] = limit, pool.submit(self._get, repo, sha, path, limit)
+            counted = pool.submit(self.hub_parameters, repo, sha) if headers else None
+            try:
+                snapshot = read()
+            finally:
+                early.clear()  # what read_model did not ask for (it failed first) is not kept
+        return snapshot if counted is None else replace(snapshot, hub_parameters=counted.result())
 
     def _headers_parallel(
         self, repo: str, sha: str, hints: dict[str, HeaderHint], parser: HeaderParser
@@ -495,11 +509,34 @@ class HubReader:
             return parsed
 
         try:
-            out.update(each_in_threads(one, shards, self.settings.workers))
+            out.update(each_in_threads(one, shards, streams(len(shards), self.settings.workers)))
         finally:
             if bar is not None:
                 bar.close()
         return out
+
+
+def streams(reads: int, most: int) -> int:
+    """How many of a repo's header reads go out at once: all of them, up to ``most`` and up to what the
+    Hub last said is left of the window's resolver budget (``RateLimit``), so that a burst is never
+    refused; the requests past the budget wait in ``outbound.GATE`` as every request does."""
+    left = GATE.left("resolvers")
+    return max(1, min(reads, most, left if left is not None else reads))
+
+
+def small_files(sizes: dict[str, int | None], headers: bool) -> list[tuple[str, int]]:
+    """The small files ``read_model`` reads before the headers, with the limits it reads them to: the
+    config, the generation config and each index, asked for at once by a Hub read. Empty when the
+    files make no layout it reads (it says why, with no request made)."""
+    listing = set(sizes)
+    try:
+        layout = choose_layout(listing) if headers else WeightLayout(())
+        files = [(config_file_of(listing, layout), MAX_CONFIG_BYTES)]
+    except LayoutProblem:
+        return []
+    if "generation_config.json" in listing:
+        files.append(("generation_config.json", MAX_CONFIG_BYTES))
+    return files + [(c.index, MAX_INDEX_BYTES) for c in layout.components if c.index is not None]
 
 
 def _by_deadline(send: Callable[[], httpx2.Response], deadline: float) -> httpx2.Response:

@@ -149,6 +149,7 @@ class RateGate:
         self._spacing: dict[str, float] = {}  # bucket -> seconds between requests
         self._last: dict[str, float] = {}  # bucket -> when its last request was let go
         self._said_until = 0.0  # when the Hub's window whose wait was capped, and said so, resets
+        self._left: dict[str, tuple[int, float]] = {}  # bucket -> (requests left, when its window resets)
 
     def wait(self, url: str) -> None:
         """Return once ``url`` may be requested."""
@@ -177,7 +178,15 @@ class RateGate:
             self.pause(max(1, limit.reset_s), cap_s)
         low = limit.quota is not None and 0 < limit.remaining <= limit.quota * LOW_BUDGET
         with self._lock:
+            self._left[limit.bucket] = limit.remaining, time.monotonic() + limit.reset_s
             self._spacing[limit.bucket] = min(limit.reset_s / (limit.remaining + 1), cap_s) if low else 0.0
+
+    def left(self, bucket: str) -> int | None:
+        """The requests the Hub last said were left in ``bucket``'s window, or None when no answer said
+        (or that window has reset since): how many a read may send at once without being refused."""
+        with self._lock:
+            left, resets_at = self._left.get(bucket, (0, 0.0))
+        return left if time.monotonic() < resets_at else None
 
     def pause(self, seconds: float, cap_s: float) -> None:
         """No request for ``seconds`` (at most ``cap_s``), and one line on stderr when the Hub asked for

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     from .._metrics import Metrics, MetricsOptions
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
+# Header reads in flight at once, over the whole process (a check reads several repos side by side).
+# Latency, not bandwidth, bounds a read of many small ranges: 8 at a time made 160 shards 20 round trips
+# in sequence, where the Hub's budgets are per 5-minute window, not per connection (hub-docs
+# rate-limits.md), so all of a repo's headers may go at once. The cap stays under the 100 connections
+# of huggingface_hub's default client (httpx's default Limits), so no read waits for one.
+STREAMS = 96
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,7 @@ class HubSettings:
     retries: int = 4  # attempts after the first
     backoff_s: float = 1.0  # 1, 2, 4, 8 ... seconds between attempts
     max_wait_s: float = 60.0  # cap on one wait, Retry-After included
-    workers: int = 8
+    workers: int = STREAMS  # header reads of one repo at once (see STREAMS)
     progress: bool = False
     # processes that parse headers once a repo has this many shards (see parsing); None: one per core
     processes: int | None = None

@@ -96,6 +96,7 @@ class LoggedRequest:
     authorization: str | None = None  # as received: whether a token reached this server
     host: str = "hub"  # "hub", or "cdn" for the second host that serves LFS files
     at: float = 0.0  # time.monotonic() when the request arrived
+    round: int = 0  # with ``HubReplica(rounds_s=...)``: the round trip it was answered in, from 1
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,7 @@ class HubReplica:
         tokens: frozenset[str] = frozenset(),
         redirects: bool = True,
         rate_limits: RateLimits | None = None,
+        rounds_s: float = 0.0,
     ) -> None:
         self.repos: dict[str, _Repo] = {}
         self.renamed: dict[str, str] = {}  # old repo id -> new (see ``rename``)
@@ -199,6 +201,11 @@ class HubReplica:
         self.rate_limits = rate_limits or RateLimits()  # the anonymous budgets unless told otherwise
         self._used: dict[tuple[str, str, int], int] = {}  # (client, bucket, window) -> requests
         self._started = time.monotonic()
+        self.rounds_s = rounds_s  # see ``_hold``
+        self._round = 0
+        self._round_open = False  # the current round's answers are still held
+        self._last_arrival = 0.0
+        self._rounds = threading.Condition(threading.Lock())
         self._signed: dict[str, _Signed] = {}  # CDN signature -> what it was issued for
         self._secret = secrets.token_bytes(16)  # signs them: the same file, the same URL, as reads repeat
         self._lock = threading.Lock()
@@ -313,6 +320,29 @@ class HubReplica:
                     return fault
         return None
 
+    def _hold(self) -> int:
+        """With ``rounds_s``, hold each request until none has arrived for ``rounds_s``, then answer
+        every held one together: the round trip it belongs to. A client's requests that do not wait
+        for each other's answers arrive together and share a round; one sent after an answer arrives
+        once that round was let go, and opens the next. So the last round's number is the count of
+        round trips the client made one after another, a count that does not depend on the machine's
+        speed as long as a round's requests are sent less than ``rounds_s`` apart."""
+        if not self.rounds_s:
+            return 0
+        with self._rounds:
+            if not self._round_open:
+                self._round, self._round_open = self._round + 1, True
+            mine = self._round
+            self._last_arrival = time.monotonic()
+            while self._round == mine and self._round_open:
+                quiet = self._last_arrival + self.rounds_s - time.monotonic()
+                if quiet <= 0:
+                    self._round_open = False
+                    self._rounds.notify_all()
+                    break
+                self._rounds.wait(quiet)
+        return mine
+
     def _record(self, entry: LoggedRequest) -> None:
         with self._lock:
             self._log.append(entry)
@@ -371,8 +401,8 @@ class HubReplica:
         class CDNHandler(_CDNHandler):
             hub = replica
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._cdn = ThreadingHTTPServer(("127.0.0.1", 0), CDNHandler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
+        self._cdn = _Server(("127.0.0.1", 0), CDNHandler)
         for server, name in ((self._server, "hub-replica"), (self._cdn, "hub-replica-cdn")):
             server.daemon_threads = True
             thread = threading.Thread(target=server.serve_forever, args=(0.02,), name=name, daemon=True)
@@ -435,6 +465,14 @@ class _Abort(Exception):
     pass
 
 
+class _Server(ThreadingHTTPServer):
+    """socketserver listens with a backlog of 5: a client opening a hundred connections at once (as a
+    read of many headers does, and the Hub's front end takes) had most of its SYNs dropped and resent a
+    second later, a stall of the replica's, not of the client's."""
+
+    request_queue_size = 1024
+
+
 def _trickle(chunks: Iterator[bytes], pause_s: float, size: int = 16) -> Iterator[bytes]:
     for chunk in chunks:
         for i in range(0, len(chunk), size):
@@ -463,6 +501,7 @@ class _Handler(BaseHTTPRequestHandler):
     host = "hub"
     _fault: Fault | None = None
     _rate: dict[str, str] | None = None  # this answer's RateLimit headers
+    _round_trip = 0
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else every keep-alive request waits ~40 ms for a delayed ACK
 
@@ -492,6 +531,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.headers.get("Authorization"),
                 self.host,
                 self._arrived,
+                self._round_trip,
             )
         )
 
@@ -664,6 +704,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         self._arrived = time.monotonic()
+        self._round_trip = self.hub._hold()
         self._rate = None
         paths, redirect_hop = self._paths()
         self._fault = self.hub._take_fault(self.command, paths, redirect_hop)

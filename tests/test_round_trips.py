@@ -1,0 +1,119 @@
+"""Round trips in sequence, counted on the replica: what a read waits for, not how long.
+
+The replica's ``rounds_s`` holds each request until none has arrived for a while, then answers all it
+holds together (``HubReplica._hold``): requests that do not wait for each other share a round, and the
+last round's number is the count of round trips a read made one after another. Every figure is worked
+out from the Hub's own routes: model info is one request; a small file is a ``resolve`` and its 307 to
+``resolve-cache``; a header is a ``resolve`` and its 302 to the CDN.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from hubdiff._source import hub as hub_module
+from hubdiff._source import quick
+from hubdiff._source.cache import SnapshotCache
+from hubdiff._source.hub import HubReader, streams
+from hubdiff._source.outbound import RateGate, bucket_of
+from hubdiff.testing import CommitSpec, HubReplica, RepoSpec
+from hubdiff.testing.replica import RateLimits
+
+from .conftest import fast_settings
+
+ROUND_S = 0.15  # a round ends once no request came for this long: far above the gaps within one
+SHARDS = 30
+CONFIG = {"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}
+# the floor of a read of many shards, given the index and the first header: model info (1); the index
+# (resolve + resolve-cache: 2); the first header, which sizes every other range (resolve + CDN: 2);
+# every other header at once (2). The config, the generation config and the Hub's count wait for
+# nothing but model info, so they ride in rounds the index takes anyway.
+FLOOR = 1 + 2 + 2 + 2
+
+
+@pytest.fixture(autouse=True)
+def gate(monkeypatch: pytest.MonkeyPatch) -> RateGate:
+    """A rate-limit gate of this test's own: what another test's replica said is left is not this one's."""
+    fresh = RateGate()
+    monkeypatch.setattr(hub_module, "GATE", fresh)
+    monkeypatch.setattr(quick, "GATE", fresh)
+    return fresh
+
+
+def replica(limits: RateLimits | None = None) -> HubReplica:
+    tensors = [(f"model.layers.{i}.mlp.w{j}", "BF16", (8, 4)) for i in range(SHARDS) for j in range(3)]
+    files = {
+        "config.json": json.dumps(CONFIG).encode(),
+        "generation_config.json": json.dumps({"max_length": 32}).encode(),
+    }
+    hub = HubReplica(rounds_s=ROUND_S, rate_limits=limits)
+    hub.start()
+    hub.add(RepoSpec("org/many", [CommitSpec(files, tensors, shards=SHARDS)]))
+    return hub
+
+
+@pytest.fixture
+def many() -> Iterator[HubReplica]:
+    hub = replica()
+    yield hub
+    hub.stop()
+
+
+def test_a_cold_read_of_many_shards_is_the_round_trip_floor(many, tmp_path):
+    reader = HubReader(fast_settings(many.endpoint, workers=64), SnapshotCache(tmp_path))
+    snapshot = reader.snapshot("org/many")
+    assert len(snapshot.shards) == SHARDS and len(snapshot.tensors) == SHARDS * 3
+    log = many.log
+    # nothing asked twice, nothing extra: model info, the Hub's count, three small files of two hops
+    # each, and two hops a shard
+    assert len(log) == 1 + 1 + 3 * 2 + SHARDS * 2
+    assert max(e.round for e in log) == FLOOR
+    rounds = Counter(e.round for e in log)
+    # every header after the first goes out in one round, and its CDN hop in the next
+    assert rounds[FLOOR - 1] == rounds[FLOOR] == SHARDS - 1
+    small = [e.round for e in log if e.path.split("?")[0].endswith(".json")]
+    assert max(small) == 3  # config, generation config and index side by side, right after model info
+
+
+def test_streams_bound_the_rounds_of_the_other_headers(many, tmp_path):
+    """At 8 streams, as before, the 29 other headers took four waves of two hops each."""
+    reader = HubReader(fast_settings(many.endpoint, workers=8), SnapshotCache(tmp_path))
+    reader.snapshot("org/many")
+    waves = -(-(SHARDS - 1) // 8)
+    assert max(e.round for e in many.log) == 1 + 2 + 2 + 2 * waves
+
+
+def test_a_burst_never_exceeds_the_budget_the_hub_said_is_left(tmp_path):
+    """With 20 resolves a window, 7 are spent before the other headers (config, generation config and
+    index: a resolve and its resolve-cache each; the first header's resolve: its CDN hop is not the
+    Hub's), so 13 are left: the burst is 13, not 29, none refused, and the rest go once the window has
+    reset (3 s: the read is about a second in by then)."""
+    hub = replica(RateLimits(resolvers=20, window_s=3.0))
+    try:
+        reader = HubReader(fast_settings(hub.endpoint, workers=64, max_wait_s=5.0), SnapshotCache(tmp_path))
+        snapshot = reader.snapshot("org/many")
+        assert len(snapshot.shards) == SHARDS
+        log = hub.log
+    finally:
+        hub.stop()
+    assert not [e for e in log if e.status == 429]
+    resolves = [e for e in log if e.host == "hub" and bucket_of(e.path) == "resolvers"]
+    assert len(resolves) == 3 * 2 + SHARDS
+    before_burst = 2 + 2 + 2 + 1
+    burst = max(Counter(e.round for e in resolves).values())
+    assert burst == 20 - before_burst
+
+
+def test_streams_follow_the_budget_left(gate):
+    assert streams(159, 96) == 96  # no answer said a budget yet
+    gate.observe({"RateLimit": '"resolvers";r=40;t=200'}, 60.0)
+    assert streams(159, 96) == 40
+    assert streams(10, 96) == 10
+    gate.observe({"RateLimit": '"resolvers";r=2999;t=200'}, 60.0)
+    assert streams(159, 96) == 96
+    gate.observe({"RateLimit": '"api";r=1;t=200'}, 60.0)  # another bucket's budget is not the headers'
+    assert streams(159, 96) == 96
