@@ -86,9 +86,11 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def write(rows: list[dict[str, Any]]) -> None:
+    import transformers
+
     from tests.oracle import proven_module, sweep_rows_json
 
-    TABLE.write_text(sweep_rows_json(rows))
+    TABLE.write_text(sweep_rows_json(rows, transformers.__version__))
     lines = [
         "# The sweep: hubdiff against every model_type transformers ships",
         "",
@@ -105,7 +107,7 @@ def write(rows: list[dict[str, Any]]) -> None:
             f"| {r['model_type']} | {r['variation']} | {r['model_class']} | {r['verdict']} | {detail} |"
         )
     REPORT.write_text("\n".join(lines) + "\n")
-    PROVEN.write_text(proven_module(rows))
+    PROVEN.write_text(proven_module(rows, transformers.__version__))
 
 
 def main(argv: list[str] | None = None) -> int:

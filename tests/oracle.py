@@ -357,6 +357,15 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         text[key] = not text[key]
     if bias_keys:
         out.append(("biased", biased))
+    conv = copy.deepcopy(out[0][1])
+    text = _text_part(conv)
+    if "conv_L_cache" in text and isinstance(text.get("layer_types"), list):  # LFM2's short convolutions
+        text["layer_types"] = [
+            "conv" if i % 2 == 0 else "full_attention" for i in range(len(text["layer_types"]))
+        ]
+        if "full_attn_idxs" in text:
+            text["full_attn_idxs"] = [i for i, t in enumerate(text["layer_types"]) if t == "full_attention"]
+        out.append(("conv", conv))
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")
@@ -532,7 +541,10 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
         names = {name.rsplit(".", 1)[-1] for name, _ in layer.named_modules()}
         if "experts" in names or any("Experts" in c for c in classes):
             moe.add(i)
-        if any(_RECURRENT_CLASS.search(c) for c in classes):
+        # RWKV's parts are named after the model itself ("RwkvSelfAttention"): its WKV decay tells
+        if any(_RECURRENT_CLASS.search(c) for c in classes) or "time_decay" in {
+            n.rsplit(".", 1)[-1] for n, _ in layer.named_parameters()
+        }:
             recurrent.add(i)
     types = getattr(text_config, "layer_types", None)
     sliding = None
@@ -740,10 +752,11 @@ def sweep_type(model_type: str) -> list[Row]:
     return rows
 
 
-def sweep_rows_json(rows: list[dict[str, Any]]) -> str:
+def sweep_rows_json(rows: list[dict[str, Any]], transformers_version: str) -> str:
     """The committed table's text: stable, one row a line, so that a change shows as a small diff."""
     body = ",\n".join("    " + json.dumps(r, sort_keys=True) for r in rows)
-    return '{"format": 1, "rows": [\n' + body + "\n]}\n"
+    head = json.dumps({"format": 1, "transformers": transformers_version})[:-1]
+    return head + ', "rows": [\n' + body + "\n]}\n"
 
 
 def _wrapped(names: list[str], indent: str = "    ") -> str:
@@ -756,8 +769,9 @@ def _wrapped(names: list[str], indent: str = "    ") -> str:
     return "\n".join([*lines, indent + line]) if line else ""
 
 
-def proven_module(rows: list[dict[str, Any]]) -> str:
-    """The text of ``hubdiff/_metrics/proven.py`` for the judged rows of the table."""
+def proven_module(rows: list[dict[str, Any]], transformers_version: str) -> str:
+    """The text of ``hubdiff/_metrics/proven.py`` for the judged rows of the table, swept with
+    ``transformers_version``."""
     judged = [
         Row(**{**r, "mismatches": tuple(r["mismatches"]), "reasons": tuple(r["reasons"])}) for r in rows
     ]
@@ -766,7 +780,9 @@ def proven_module(rows: list[dict[str, Any]]) -> str:
         '"""The model_types the sweep (``scripts/sweep.py``) tried, and those whose layout it proved exact.\n\n'
         "Generated from tests/data/sweep.json by the sweep: do not edit. hubdiff vouches for the layout of a\n"
         "proven model_type; any other swept one (every model_type the installed transformers ships) is marked\n"
-        '``layout of ... not proven by the sweep``. tests/test_sweep.py checks this file against the table."""\n\n'
+        "``layout of ... not proven by the sweep``, and a model_type it does not ship (remote code) is\n"
+        '``not one transformers ships``. tests/test_sweep.py checks this file against the table."""\n\n'
+        f"SWEPT_WITH = {json.dumps(f'transformers {transformers_version}')}\n"
         f'PROVEN_TYPES: frozenset[str] = frozenset(\n    """\n{_wrapped(proven_types(judged))}\n    """.split()  # noqa: SIM905\n)\n'
         f'SWEPT_TYPES: frozenset[str] = frozenset(\n    """\n{_wrapped(swept)}\n    """.split()  # noqa: SIM905\n)\n'
     )

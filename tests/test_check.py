@@ -44,9 +44,11 @@ def test_embedded_baselines_pass(example_hub, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "zai-org/GLM-5.3-Flash@main: unchanged at 600a281f210c." in result.stdout
     flash = result.stdout.split("zai-org/GLM-5.3-Flash@main")[1]
-    assert (
-        "  claims  17 of 17 hold" in flash and "claim " not in flash
-    )  # holding claims are counted, not listed
+    # holding claims are counted, not listed, but for those on an unverified figure: the Flash's
+    # model_type is none transformers ships, so no sweep proved its layout
+    assert "  claims  17 of 17 hold" in flash
+    listed = [line for line in flash.splitlines() if line.strip().startswith("claim ")]
+    assert listed and all("holds (on an unverified figure: model_type glm5_flash" in x for x in listed)
     assert "✅" in (tmp_path / "summary.md").read_text()
 
 
@@ -76,8 +78,8 @@ def test_a_wrong_claim_fails_with_stated_and_measured(example_hub, tmp_path):
         in report
     )
     assert (
-        "16 of 17 claims hold." in report
-        and "`routed_experts_per_layer`" not in report.split("### Claims")[-1]
+        "16 of 17 claims hold (8 on an unverified figure" in report  # the Flash's model_type is unproven
+        and "| `routed_experts_per_layer`" not in report.split("### Claims")[-1]  # a holding claim: no row
     )
     comment = (tmp_path / "comment.md").read_text()
     assert comment.startswith("<!-- hubdiff:hubdiff -->") and "Claims that no longer hold" in comment

@@ -122,7 +122,8 @@ def test_nas_block_configs():
     config = json.loads((CORPUS / "llama-3_3-nemotron-super-49b-v1" / "config.json").read_text())
     blocks = config["block_configs"]
     m = metrics("llama-3_3-nemotron-super-49b-v1")
-    assert m.unverified == ()
+    # remote code (nemotron-nas): no sweep can prove the layout, and nothing else is in doubt
+    assert len(m.unverified) == 1 and "nemotron-nas is not one transformers" in m.unverified[0]
     attending = [
         b for b in blocks if not b["attention"]["no_op"] and not b["attention"]["replace_with_linear"]
     ]

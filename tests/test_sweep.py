@@ -23,7 +23,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from hubdiff._metrics import MetricsOptions, compute_metrics
-from hubdiff._metrics.proven import PROVEN_TYPES, SWEPT_TYPES
+from hubdiff._metrics.proven import PROVEN_TYPES, SWEPT_TYPES, SWEPT_WITH
 from hubdiff.snapshot import Snapshot
 
 from .oracle import NOT_PROVEN, Row, judge_rows, proven_module, sweep_type
@@ -149,7 +149,9 @@ def test_committed_table_is_what_the_code_produces(sample_rows: list[Row]) -> No
 
 
 def test_proven_module_is_what_the_table_implies() -> None:
-    assert PROVEN_MODULE.read_text() == proven_module(_committed())
+    assert PROVEN_MODULE.read_text() == proven_module(
+        _committed(), json.loads(TABLE.read_text())["transformers"]
+    )
 
 
 def test_every_table_row_is_exact_unverified_or_not_built() -> None:
@@ -175,22 +177,49 @@ def test_hubdiff_marks_an_unproven_layout_through_the_cli_path(model_type: str) 
     assert marked == (model_type not in PROVEN_TYPES)
 
 
-def test_a_model_type_transformers_does_not_ship_keeps_its_assumption() -> None:
-    """Remote-code types cannot be swept: their layout stays an assumption line, not a sweep verdict."""
+def test_a_model_type_transformers_does_not_ship_is_unverified() -> None:
+    """Remote code cannot be swept (hubdiff never runs it): its figures rest on hubdiff's common layout,
+    which nothing has proven for it, so they are unverified, with the reason; a config without any
+    model_type likewise."""
     config = {
         "model_type": "brand_new_arch_of_tomorrow",
+        "auto_map": {"AutoConfig": "configuration_new.NewConfig"},
         "hidden_size": 64,
         "num_hidden_layers": 2,
         "num_attention_heads": 4,
         "intermediate_size": 128,
         "vocab_size": 1000,
+        "max_position_embeddings": 512,
         "tie_word_embeddings": False,
     }
+
+    def unverified(config: dict) -> tuple[str, ...]:
+        snapshot = Snapshot("x", "main", "", None, config, None, (), {}, ())
+        metrics = compute_metrics(snapshot, MetricsOptions(config_only=True))
+        assert any("not sweepable" in a for a in metrics.assumptions), metrics.assumptions
+        return metrics.unverified
+
+    assert unverified(config) == (
+        f"model_type brand_new_arch_of_tomorrow is not one {SWEPT_WITH} ships (remote code named by "
+        "auto_map): layout not proven by the sweep",
+    )
+    assert "unknown to it" in unverified({k: v for k, v in config.items() if k != "auto_map"})[0]
+    assert "no model_type" in unverified({k: v for k, v in config.items() if k != "model_type"})[-1]
+
+
+def test_a_proven_model_type_says_so_in_its_assumptions() -> None:
+    """Without a second witness at run time, the figure rests on hubdiff's own model: the output says
+    so, and what the sweep found for the type."""
+    from transformers import CONFIG_MAPPING
+
+    config = {**CONFIG_MAPPING["llama"]().to_diff_dict(), "model_type": "llama"}
     metrics = compute_metrics(
         Snapshot("x", "main", "", None, config, None, (), {}, ()), MetricsOptions(config_only=True)
     )
-    assert not any(NOT_PROVEN in r for r in metrics.unverified)
-    assert any("not in hubdiff's architecture table" in a for a in metrics.assumptions)
+    line = next(a for a in metrics.assumptions if a.startswith("layout:"))
+    assert "hubdiff's own model of llama" in line
+    assert f"proven exact by the sweep against {SWEPT_WITH}" in line
+    assert metrics.unverified == ()
 
 
 # phi-2 and pythia-2.8b as published (non-gated MLPs, which the common gated layout overcounted by 30%)

@@ -122,11 +122,13 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from ._metrics import serving
     from ._metrics.memory import total_memory
     from ._render.text import fit, memory_text, metrics_text
 
-    options = _options_from(args, config_only=args.config_only)
+    options = replace(_options_from(args, config_only=args.config_only), witness=args.witness)
     configurations = serving.options_from_args(args)
     sources, spec = sources_from(args), parse_source(args.source)
     early = _EarlyImport(options) if spec.kind == "hub" and not sources.offline else None
@@ -512,6 +514,12 @@ def build_parser() -> argparse.ArgumentParser:
     _format(p, ["text", "json"], "text; json is documented in the README")
     _metric_options(p)
     p.add_argument("--config-only", action="store_true", help="estimate from config.json; read no headers")
+    p.add_argument(
+        "--witness",
+        action="store_true",
+        help="where torch is installed, also build transformers' own class on the meta device (offline, "
+        "never remote code, in a child process bounded in time) and say whether its count agrees",
+    )
     _serving_options(p)
     _common(p)
     p.set_defaults(func=cmd_metrics)

@@ -74,6 +74,7 @@ class MetricsOptions:
     indexer_pooling: str = "auto"  # "auto" (as index_kpool_compress says), "stored" or "scan"
     config_only: bool = False
     config_reader: str = "auto"  # "auto": transformers' configuration classes first; "keys": hubdiff's own
+    witness: bool = False  # also build transformers' class on the meta device and compare (``witness``)
 
 
 @dataclass(frozen=True)
@@ -328,6 +329,12 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
             architecture_assumption(cfg),
             *ESTIMATE_ASSUMPTIONS,
         )
+        if options.witness:
+            verdict = _witness(snapshot, cfg, layers, estimate)
+            if verdict.agrees is False:  # two readings of one config that differ: neither is vouched for
+                unverified += (verdict.line,)
+            else:
+                assumptions += (verdict.line,)
         return Metrics(
             snapshot.label, "config", cfg, estimate, tuple(layers), kv, (), None, assumptions, unverified
         )
@@ -338,9 +345,27 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
         cfg.reader,
         "parameters counted from safetensors headers; quantization scales counted apart",
     )
+    if options.witness:
+        verdict = _witness(snapshot, cfg, layers, params)
+        assumptions += (verdict.line,)
+        if verdict.agrees is False:  # the config's model, as transformers builds it, is not these tensors
+            checks += (
+                Check(
+                    "parameters of transformers' class for the config",
+                    f"{verdict.theirs:,}",
+                    f"{verdict.ours:,}",
+                ),
+            )
     return Metrics(
         snapshot.label, "headers", cfg, params, tuple(layers), kv, checks, estimate, assumptions, unverified
     )
+
+
+def _witness(snapshot: Snapshot, cfg: ArchConfig, layers: list[LayerInfo], counted: ParamReport) -> Any:
+    """The run-time witness's verdict on ``counted`` (``witness.compare``)."""
+    from .witness import compare, witness
+
+    return compare(witness(snapshot.config), cfg, layers, counted)
 
 
 def _layers_text(layers: set[int]) -> str:
@@ -361,7 +386,11 @@ def _checks(
             out.append(Check(subject, _layers_text(expected), _layers_text(seen)))
 
     compare("DSA indexer", {x.index for x in main if x.attention == "dsa" and x.indexer == "own"}, "indexer")
-    compare("linear attention", {x.index for x in main if x.attention in LINEAR_KINDS}, "linear_attention")
+    compare(
+        "linear attention",
+        {x.index for x in main if x.attention in LINEAR_KINDS or x.parallel_ssm},
+        "linear_attention",
+    )
     if cfg.num_experts:
         compare("routed experts", {x.index for x in main if x.mlp == "moe"}, "experts")
         counts = {n for layer, n in real.experts_by_layer.items() if layer not in mtp}

@@ -110,6 +110,7 @@ _ATTN = {
     "linear_attn",
     "temporal_block",
     "cross_attn",
+    "conv",  # LFM2's short-convolution block, in place of attention
 }
 _LINEAR_NAMES = {
     "A_log",
@@ -129,6 +130,10 @@ _LINEAR_NAMES = {
     "in_proj",
     "x_proj",
     "dt_proj",
+    "rg_lru",  # RecurrentGemma's recurrent block
+    "conv_1d",
+    "time_decay",  # RWKV's time mixing
+    "time_first",
 }
 _MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block"}
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
@@ -229,6 +234,10 @@ def classify(
         # hybrid stacks (e.g. hybrid_override_pattern) name an MLP-only layer's block "mixer" too
         is_norm = len(shape) == 1 and any("norm" in x for x in segments[-2:])
         return ("norms" if is_norm else "dense_mlp"), layer
+    if in_attn and info is not None and info.parallel_ssm and "mamba" in segset:
+        return "linear_attention", layer  # the Mamba mixer beside a layer's attention (Falcon-H1, Zamba)
+    if segments[-2:-1] == ["linear"] and layer is not None and info is not None and info.parallel_ssm:
+        return "attention", layer  # Zamba: the linear map of the shared attention block's output
     if (
         (in_attn and info is not None and info.attention in LINEAR_KINDS)
         or "linear_attn" in segset
@@ -236,7 +245,7 @@ def classify(
     ):
         return "linear_attention", layer
     words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
-    if len(shape) == 1 and any(("norm" in s or s.startswith("ln")) for s in words[-2:]):
+    if len(shape) == 1 and any(("norm" in s or s.startswith("ln") or s.endswith("_ln")) for s in words[-2:]):
         return "norms", layer
     if in_attn:
         return "attention", layer

@@ -378,7 +378,14 @@ class ArchConfig:
 
     @property
     def max_context(self) -> int | None:
-        return self.number("max_position_embeddings", "max_sequence_length", "seq_length", "n_positions")
+        return self.number(
+            "max_position_embeddings",
+            "max_sequence_length",
+            "seq_length",
+            "n_positions",
+            "max_seq_len",
+            "context_length",
+        )
 
     @property
     def dtype(self) -> str:

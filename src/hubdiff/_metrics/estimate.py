@@ -90,9 +90,21 @@ class ArchitectureFacts:
     qk_norm_bias: bool = True  # with norm_bias: whether the q/k norms are biased too
     swa_kv_multiplier: int = 1  # sliding-window layers have this many times the KV heads (MiMo-V2)
     swa_sinks: bool = False  # sliding-window layers have one learned sink logit per head
-    unused_keys: tuple[
-        str, ...
-    ] = ()  # keys the class holds but sizes nothing with (Nemotron-H's attention_bias)
+    # keys the class holds but sizes nothing with (Nemotron-H's attention_bias)
+    unused_keys: tuple[str, ...] = ()
+    # (key, value) the class always builds: another value in the config is a layout it does not build
+    # (MPT's no_bias, alibi, expansion_ratio 4), so hubdiff cannot vouch for what it writes out
+    builds_only: tuple[tuple[str, object], ...] = ()
+    multi_query: bool = False  # multi_query true means one KV head (GPT-BigCode)
+    mlp_width_divisor: int = 1  # the dense MLP is intermediate_size / this wide (RecurrentGemma: 2)
+    ffn_auto_adjust: bool = False  # LFM2's block_auto_adjust_ff_dim: the MLP 2/3 as wide, rounded
+    # Zamba's stack: a Mamba mixer in every layer and, in the "hybrid" ones, a shared transformer block
+    # (attention over [hidden, embedding] and an MLP, stored once per block) through a per-layer linear;
+    # 1: Zamba (Mamba-1 with heads, one block), 2: Zamba2 (Mamba-2, num_mem_blocks blocks, LoRA adapters)
+    shared_blocks: int = 0
+    conv_bias: Switch = Switch(("use_conv_bias", "mamba_conv_bias"), True)  # the Mamba convolution's bias
+    mamba_norm: Switch = ALWAYS  # Mamba-2's gated norm before out_proj (Falcon-H1: mamba_rms_norm)
+    mamba_out_bias: Switch | None = None  # out_proj's own bias switch (Falcon-H1: projectors_bias)
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -143,7 +155,33 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         shared_expert_bias=True,
         unused_keys=("attention_bias",),
     ),
-    "starcoder2": ArchitectureFacts(gated_mlp=False),
+    "starcoder2": ArchitectureFacts(
+        gated_mlp=False,
+        norm_bias=True,
+        qkv_bias=Switch(("use_bias",), True),
+        o_bias=Switch(("use_bias",), True),
+        mlp_bias=Switch(("use_bias",), True),
+        builds_only=(("mlp_type", "default"), ("norm_type", "layer_norm")),
+    ),
+    # GPT-2's layout with one fused c_attn, whose keys and values have one head under multi_query
+    "gpt_bigcode": dataclasses.replace(_GPT2, fused_qkv=True, multi_query=True),
+    # MPT as transformers builds it: ALiBi (no position table), one Wqkv, a plain 4x MLP, nothing biased
+    # (LayerNorms included); the llm-foundry switches that build otherwise are not vouched for
+    "mpt": ArchitectureFacts(
+        fused_qkv=True,
+        gated_mlp=False,
+        qkv_bias=NEVER,
+        o_bias=NEVER,
+        mlp_bias=NEVER,
+        unused_keys=("alibi_bias_max", "learned_pos_emb", "norm_type"),
+        builds_only=(
+            ("no_bias", True),
+            ("alibi", True),
+            ("qk_ln", False),
+            ("attn_type", "multihead_attention"),
+            ("expansion_ratio", 4),
+        ),
+    ),
     "mimo_v2_flash": ArchitectureFacts(router_bias=True, swa_kv_multiplier=2, swa_sinks=True, o_bias=NEVER),
     "apertus": ArchitectureFacts(qk_norm="head", gated_mlp=False, activation_params=4),
     # the classic layouts: LayerNorms with biases, plain (not gated) biased MLPs, from each modeling file
@@ -180,6 +218,33 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         qk_norm="head", norms_per_layer=4, router_bias=True, shared_expert_gate=False
     ),
     "diffllama": ArchitectureFacts(diff_lambdas=True),
+    # Griffin: RG-LRU blocks and local attention (o_proj always biased), biased gated MLPs half as wide
+    # as intermediate_size
+    "recurrent_gemma": ArchitectureFacts(o_bias=ALWAYS, mlp_bias=ALWAYS, mlp_width_divisor=2),
+    "zamba": ArchitectureFacts(shared_blocks=1, qkv_bias=NEVER, o_bias=NEVER, mlp_bias=NEVER),
+    "zamba2": ArchitectureFacts(
+        shared_blocks=2,
+        qkv_bias=NEVER,
+        o_bias=NEVER,
+        mlp_bias=Switch(("add_bias_linear",)),
+        fused_gate_up=True,
+        conv_bias=ALWAYS,  # the Mamba-2 convolution is biased whatever use_conv_bias says
+        unused_keys=("kv_channels", "num_query_groups", "use_conv_bias"),
+    ),
+    # RWKV-4: LayerNorms with biases, one more after the embedding (the first block's pre_ln)
+    "rwkv": ArchitectureFacts(norm_bias=True, embedding_norm=True),
+    # LFM2: short-convolution layers beside attention with per-head q/k norms, gated MLPs whose width
+    # block_auto_adjust_ff_dim narrows
+    "lfm2": ArchitectureFacts(
+        qk_norm="head", ffn_auto_adjust=True, unused_keys=("full_attn_idxs", "conv_bias", "conv_L_cache")
+    ),
+    # Falcon-H1: Mamba-2 beside attention in every layer; the gated norm only with mamba_rms_norm, the
+    # out_proj bias with projectors_bias; muP multipliers scale activations, they size nothing
+    "falcon_h1": ArchitectureFacts(
+        mamba_norm=Switch(("mamba_rms_norm",)),
+        mamba_out_bias=Switch(("projectors_bias",)),
+        unused_keys=("mlp_multipliers", "ssm_multipliers", "mamba_norm_before_gate"),
+    ),
     "helium": _QKV_ONLY,
     "solar_open": _QKV_ONLY,
     "sarvam_moe": _QKV_ONLY,
@@ -282,7 +347,9 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
     blocks = block_configs(cfg)
-    for layer in layers:
+    if arch.shared_blocks:
+        out += _zamba(cfg, arch, layers, h, dt)
+    for layer in layers if not arch.shared_blocks else ():
         p = f"model.layers.{layer.index}."
         block = blocks[layer.index] if blocks and layer.index < len(blocks) else None
         attn = _attention(cfg, arch, layer, p, h, dt, block)
@@ -347,6 +414,8 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
     elif layer.attention == "swa":
         kv *= facts(cfg)[0].swa_kv_multiplier
     arch = facts(cfg)[0]
+    if arch.multi_query:  # GPT-BigCode: one KV head or as many as queries, whatever num_key_value_heads says
+        kv = 1 if cfg.get("multi_query") is True else heads
     if (
         arch.falcon_switches
         and cfg.get("multi_query") is True
@@ -389,6 +458,29 @@ def _attention(
         return _gdn(cfg, p + "linear_attn.", h, dt, arch.split_gdn_proj)
     if kind == "mamba":
         return _mamba(cfg, p + "mixer.", h, dt)
+    if kind == "shortconv":  # LFM2 (transformers/models/lfm2/modeling_lfm2.py: Lfm2ShortConv)
+        c, kernel = p + "conv.", cfg.number("conv_L_cache", default=3) or 3
+        out = [
+            (c + "in_proj.weight", dt, (3 * h, h)),
+            (c + "conv.weight", dt, (h, 1, kernel)),
+            (c + "out_proj.weight", dt, (h, h)),
+        ]
+        if cfg.get("conv_bias") is True:
+            out += [
+                (c + "in_proj.bias", dt, (3 * h,)),
+                (c + "conv.bias", dt, (h,)),
+                (c + "out_proj.bias", dt, (h,)),
+            ]
+        return out
+    if kind == "rglru":
+        return _rglru(cfg, p + "temporal_block.", h, dt)
+    if kind == "rwkv":  # RWKV-4's time mixing (transformers/models/rwkv/modeling_rwkv.py)
+        width = cfg.number("attention_hidden_size", default=h) or h
+        t = p + "attention."
+        out = [(t + n, dt, (width,)) for n in ("time_decay", "time_first")]
+        out += [(t + f"time_mix_{n}", dt, (1, 1, h)) for n in ("key", "value", "receptance")]
+        out += [(t + f"{n}.weight", dt, (width, h)) for n in ("key", "value", "receptance")]
+        return [*out, (t + "output.weight", dt, (h, width))]
     if kind == "lightning":
         heads, hd = cfg.num_heads or 0, cfg.head_dim or 0
         la = p + "self_attn."
@@ -427,7 +519,9 @@ def _attention(
             (a + "v_proj.weight", dt, (kv * vd, h)),
         ]
     out.append((a + "o_proj.weight", dt, (h, heads * vd)))
-    if arch.qkv_bias.on(cfg) or _falcon_bias(cfg, arch):
+    if (arch.qkv_bias.on(cfg) or _falcon_bias(cfg, arch)) and arch.fused_qkv:
+        out.append((a + "qkv_proj.bias", dt, (q_rows + kv * (hd + vd),)))
+    elif arch.qkv_bias.on(cfg) or _falcon_bias(cfg, arch):
         out += [
             (a + "q_proj.bias", dt, (q_rows,)),
             (a + "k_proj.bias", dt, (kv * hd,)),
@@ -453,6 +547,83 @@ def _attention(
         out.append((a + "sinks", dt, (heads,)))
     if layer.parallel_ssm:
         out += _mamba(cfg, p + "mamba.", h, dt)
+    return out
+
+
+def _zamba(
+    cfg: ArchConfig, arch: ArchitectureFacts, layers: list[LayerInfo], h: int, dt: str
+) -> list[Triple]:
+    """Zamba and Zamba2 (transformers/models/zamba{,2}/modeling_zamba{,2}.py): every layer a Mamba
+    mixer and its norm; a hybrid layer also a linear map of the shared block's output, and the shared
+    blocks themselves once each (Zamba2: block b serves the hybrid layers i with i % num_mem_blocks == b,
+    each with its own low-rank adapters)."""
+    hybrid = [x.index for x in layers if x.parallel_ssm and not x.mtp]
+    blocks = 1 if arch.shared_blocks == 1 else max(cfg.number("num_mem_blocks", default=1) or 1, 1)
+    if not cfg.tied_embeddings:  # transformers ties the shared blocks only with the embeddings: a copy each
+        blocks = len(hybrid)
+    wide = cfg.number("attention_hidden_size", default=2 * h) or 2 * h  # [hidden, embedding]
+    heads, kv, hd = cfg.num_heads or 0, cfg.num_kv_heads or 0, cfg.head_dim or 0
+    inter = dense_intermediate(cfg)
+    rank = cfg.number("adapter_rank", default=0) or 0
+    bias = arch.mlp_bias.on(cfg)
+    attention_adapters = cfg.get("use_shared_attention_adapter") is True
+    served = len(cfg.int_list("hybrid_layer_ids") or hybrid)  # the class counts adapters by this list
+    out: list[Triple] = []
+    for layer in layers:
+        p = f"model.layers.{layer.index}."
+        m = p + ("mamba_decoder." if layer.parallel_ssm else "")
+        out += [*_mamba(cfg, m + "mamba.", h, dt), (m + "input_layernorm.weight", dt, (h,))]
+        if layer.parallel_ssm:
+            out.append((p + "linear.weight", dt, (h, h)))
+    for b, first in enumerate(hybrid[:blocks]):
+        s = f"model.layers.{first}.shared_transformer."
+        out += [
+            (s + "self_attn.q_proj.weight", dt, (heads * hd, wide)),
+            (s + "self_attn.k_proj.weight", dt, (kv * hd, wide)),
+            (s + "self_attn.v_proj.weight", dt, (kv * hd, wide)),
+            (s + "self_attn.o_proj.weight", dt, (h, heads * hd)),
+            (s + "input_layernorm.weight", dt, (wide,)),
+            (s + "pre_ff_layernorm.weight", dt, (h,)),
+        ]
+        f = s + "feed_forward."
+        if arch.shared_blocks == 1:
+            out += _dense(f, h, inter, dt, gated=True)
+            continue
+        out += [(f + "gate_up_proj.weight", dt, (2 * inter, h)), (f + "down_proj.weight", dt, (h, inter))]
+        if bias:
+            out += [(f + "gate_up_proj.bias", dt, (2 * inter,)), (f + "down_proj.bias", dt, (h,))]
+        for i in range(b, served, blocks):  # the hybrid layers this block serves, an adapter each
+            out += [
+                (f + f"gate_up_proj_adapter_list.{i}.0.weight", dt, (rank, h)),
+                (f + f"gate_up_proj_adapter_list.{i}.1.weight", dt, (2 * inter, rank)),
+            ]
+            for x in ("q", "k", "v") if attention_adapters else ():
+                a = s + f"self_attn.linear_{x}_adapter_list.{i}."
+                out += [(a + "0.weight", dt, (rank, wide)), (a + "1.weight", dt, (wide, rank))]
+    return out
+
+
+def _rglru(cfg: ArchConfig, t: str, h: int, dt: str) -> list[Triple]:
+    """Griffin's recurrent block (RecurrentGemma): two input branches, a depthwise convolution and the
+    RG-LRU, whose input and recurrence gates are block-diagonal, one block per head
+    (transformers/models/recurrent_gemma/modeling_recurrent_gemma.py)."""
+    width = cfg.number("lru_width", default=h) or h
+    kernel = cfg.number("conv1d_width", default=4) or 4
+    heads = cfg.num_heads or 1
+    block = width // heads
+    out: list[Triple] = []
+    for name, shape in (("linear_y", (width, h)), ("linear_x", (width, h)), ("linear_out", (h, width))):
+        out += [(t + f"{name}.weight", dt, shape), (t + f"{name}.bias", dt, (shape[0],))]
+    out += [
+        (t + "conv_1d.weight", dt, (width, 1, kernel)),
+        (t + "conv_1d.bias", dt, (width,)),
+        (t + "rg_lru.recurrent_param", dt, (width,)),
+    ]
+    for gate in ("input_gate", "recurrent_gate"):
+        out += [
+            (t + f"rg_lru.{gate}_weight", dt, (heads, block, block)),
+            (t + f"rg_lru.{gate}_bias", dt, (heads, block)),
+        ]
     return out
 
 
@@ -569,16 +740,20 @@ def mamba_shape(cfg: ArchConfig) -> MambaShape:
     state = cfg.number("ssm_state_size", "state_size", "mamba_d_state", default=16) or 16
     kernel = cfg.number("conv_kernel", "mamba_d_conv", "mamba_conv_kernel", default=4) or 4
     expand = cfg.number("mamba_expand", "expand", default=2) or 2
-    heads = cfg.number("mamba_num_heads", "mamba_n_heads", default=0) or 0
+    heads = cfg.number("mamba_num_heads", "mamba_n_heads", "n_mamba_heads", default=0) or 0
+    if facts(cfg)[0].shared_blocks == 1:  # Zamba: Mamba-1, its n_mamba_heads only split the same weights
+        heads = 0
     rank = cfg.get("mamba_dt_rank", "time_step_rank")  # Mamba-1 only; Mamba-2 has one dt per head
     if not heads and not cfg.num_heads:  # a pure Mamba-2 model calls its SSM heads num_heads
         heads = cfg.number("num_heads", default=0) or 0
     if heads:
         head_dim = (
-            cfg.number("mamba_head_dim", "mamba_d_head", default=0) or cfg.number("head_dim", default=0) or 0
+            cfg.number("mamba_head_dim", "mamba_d_head", "mamba_headdim", default=0)
+            or cfg.number("head_dim", default=0)
+            or 0
         )
         channels = cfg.number("mamba_d_ssm", default=0) or heads * head_dim or expand * h
-        groups = cfg.number("n_groups", "mamba_n_groups", default=1) or 1
+        groups = cfg.number("n_groups", "mamba_n_groups", "mamba_ngroups", default=1) or 1
         return MambaShape(2, channels, state, heads, groups, kernel, 0)
     # a pure Mamba-1 model (no attention heads) names its inner width intermediate_size
     inner = cfg.number("intermediate_size", default=0) if not cfg.num_heads else 0
@@ -589,8 +764,8 @@ def mamba_shape(cfg: ArchConfig) -> MambaShape:
 
 def _mamba(cfg: ArchConfig, m: str, h: int, dt: str) -> list[Triple]:
     s = mamba_shape(cfg)
-    proj_bias = cfg.get("mamba_proj_bias", "use_bias") is True
-    conv_bias = cfg.get("use_conv_bias", "mamba_conv_bias") is not False
+    proj_bias = cfg.get("mamba_proj_bias", "use_bias", "add_bias_linear") is True
+    conv_bias = facts(cfg)[0].conv_bias.on(cfg)
     out: list[Triple] = []
     if s.version == 2:
         out += [
@@ -599,14 +774,15 @@ def _mamba(cfg: ArchConfig, m: str, h: int, dt: str) -> list[Triple]:
             (m + "dt_bias", dt, (s.heads,)),
             (m + "A_log", dt, (s.heads,)),
             (m + "D", dt, (s.heads,)),
-            (m + "norm.weight", dt, (s.channels,)),
             (m + "out_proj.weight", dt, (h, s.channels)),
         ]
+        arch = facts(cfg)[0]
+        if arch.mamba_norm.on(cfg):  # the gated RMSNorm before out_proj
+            out.append((m + "norm.weight", dt, (s.channels,)))
         if proj_bias:
-            out += [
-                (m + "in_proj.bias", dt, (s.channels + s.conv_dim + s.heads,)),
-                (m + "out_proj.bias", dt, (h,)),
-            ]
+            out.append((m + "in_proj.bias", dt, (s.channels + s.conv_dim + s.heads,)))
+        if arch.mamba_out_bias.on(cfg) if arch.mamba_out_bias is not None else proj_bias:
+            out.append((m + "out_proj.bias", dt, (h,)))
     else:
         out += [
             (m + "in_proj.weight", dt, (2 * s.channels, h)),
@@ -620,7 +796,8 @@ def _mamba(cfg: ArchConfig, m: str, h: int, dt: str) -> list[Triple]:
         ]
         if proj_bias:
             out += [(m + "in_proj.bias", dt, (2 * s.channels,)), (m + "out_proj.bias", dt, (h,))]
-        if cfg.get("mamba_inner_layernorms") is not False and cfg.number("attn_layer_period") is not None:
+        jamba = cfg.number("attn_layer_period") is not None and not facts(cfg)[0].shared_blocks
+        if cfg.get("mamba_inner_layernorms") is not False and jamba:
             out += [
                 (m + "dt_layernorm.weight", dt, (s.dt_rank,)),
                 (m + "b_layernorm.weight", dt, (s.state,)),
@@ -641,6 +818,18 @@ def _dense(m: str, h: int, inter: int, dt: str, gated: bool, bias: bool = False)
         if gated:
             out.append((m + "gate_proj.bias", dt, (inter,)))
     return out
+
+
+def _auto_adjusted(cfg: ArchConfig, inter: int) -> int:
+    """LFM2's feed-forward width: two thirds of intermediate_size, times block_ffn_dim_multiplier and
+    rounded up to block_multiple_of when a multiplier is set (Lfm2MLP)."""
+    inter = int(2 * inter / 3)
+    multiplier = cfg.get("block_ffn_dim_multiplier")
+    if isinstance(multiplier, (int, float)) and not isinstance(multiplier, bool):
+        inter = int(multiplier * inter)
+        step = cfg.number("block_multiple_of", default=256) or 256
+        inter = step * ((inter + step - 1) // step)
+    return inter
 
 
 def dense_intermediate(cfg: ArchConfig) -> int:
@@ -665,8 +854,20 @@ def _mlp(
         return _dense(m, h, block.intermediate, dt, gated, bias)
     if layer.mlp == "none":
         return []
-    if layer.mlp == "dense":
+    if layer.mlp == "dense" and layer.attention == "rwkv":  # RWKV's channel mixing, a squared-ReLU MLP
         inter = dense_intermediate(cfg)
+        f = p + "feed_forward."
+        return [
+            (f + "time_mix_key", dt, (1, 1, h)),
+            (f + "time_mix_receptance", dt, (1, 1, h)),
+            (f + "key.weight", dt, (inter, h)),
+            (f + "receptance.weight", dt, (h, h)),
+            (f + "value.weight", dt, (h, inter)),
+        ]
+    if layer.mlp == "dense":
+        inter = dense_intermediate(cfg) // arch.mlp_width_divisor
+        if arch.ffn_auto_adjust and cfg.get("block_auto_adjust_ff_dim") is not False:
+            inter = _auto_adjusted(cfg, inter)
         if arch.activation_params:
             act = [(m + "act_fn.parameters", dt, (arch.activation_params,))]
             return _dense(m, h, inter, dt, gated, bias) + act
@@ -705,7 +906,12 @@ def _mlp(
         ]
     n_shared = cfg.num_shared_experts
     shared_inter = (
-        cfg.number("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=0)
+        cfg.number(
+            "shared_expert_intermediate_size",
+            "moe_shared_expert_intermediate_size",
+            "shared_intermediate_size",
+            default=0,
+        )
         or (cfg.number("intermediate_size", default=0) if cfg.number("intermediate_size_mlp") else 0)
         or inter * n_shared
     )

@@ -225,6 +225,12 @@ def kv_report(
     for s in states:
         assumptions.append(f"{s.name}: {s.dtype}")
     tokens = context or cfg.max_context or 0
+    windows = [g.window_tokens for g in groups]
+    if not tokens and windows and all(windows):  # every layer attends locally (RecurrentGemma)
+        tokens = max(w for w in windows if w)
+        assumptions.append(
+            f"no context length in the config; every attention layer is windowed: {tokens:,} tokens"
+        )
     return KVReport(profile, dtype, tokens, tuple(groups), tuple(states), tuple(assumptions))
 
 
@@ -307,6 +313,42 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 (m.kernel - 1) * m.conv_dim * model_bytes,
                 model_dtype,
                 f"({m.kernel} - 1) × {m.conv_dim} × {model_bytes}",
+            )
+        )
+    rglru = by_kind.get("rglru", [])
+    if rglru:  # RecurrentGemma: the RG-LRU's hidden state in float32, the convolution's last inputs
+        width = cfg.number("lru_width", default=cfg.hidden_size or 0) or 0
+        kernel = cfg.number("conv1d_width", default=4) or 4
+        out.append(StateGroup("rglru_state", len(rglru), width * 4, "float32", f"{width} × 4"))
+        out.append(
+            StateGroup(
+                "rglru_conv",
+                len(rglru),
+                (kernel - 1) * width * model_bytes,
+                model_dtype,
+                f"({kernel} - 1) × {width} × {model_bytes}",
+            )
+        )
+    shortconv = by_kind.get("shortconv", [])
+    if shortconv:  # LFM2: the convolution's last conv_L_cache - 1 inputs, hidden wide
+        h = cfg.hidden_size or 0
+        kernel = cfg.number("conv_L_cache", default=3) or 3
+        out.append(
+            StateGroup(
+                "shortconv_state",
+                len(shortconv),
+                (kernel - 1) * h * model_bytes,
+                model_dtype,
+                f"({kernel} - 1) × {h} × {model_bytes}",
+            )
+        )
+    rwkv = by_kind.get("rwkv", [])
+    if rwkv:  # RWKV-4: two token-shift vectors and the WKV numerator, denominator and maximum, float32
+        h = cfg.hidden_size or 0
+        width = cfg.number("attention_hidden_size", default=h) or h
+        out.append(
+            StateGroup(
+                "rwkv_state", len(rwkv), (2 * h + 3 * width) * 4, "float32", f"(2 × {h} + 3 × {width}) × 4"
             )
         )
     lightning = by_kind.get("lightning", [])

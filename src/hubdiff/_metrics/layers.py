@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from .config import ArchConfig
 
-LINEAR_KINDS = frozenset({"kda", "gdn", "mamba", "lightning"})
+LINEAR_KINDS = frozenset({"kda", "gdn", "mamba", "lightning", "rglru", "rwkv", "shortconv"})
 
 # layer_types / layers_block_type vocabularies (transformers' and the releases' own)
 FULL_NAMES = frozenset({"full_attention", "attention", "global", "global_attention", "full", "softmax"})
@@ -47,7 +47,7 @@ KNOWN_LAYER_NAMES = (
     | SLIDING_NAMES
     | LINEAR_NAMES
     | set(BLOCK_MLP_NAMES)
-    | {"chunked_attention", "indexed_attention", "hybrid", "none", "no_op", "cross"}
+    | {"chunked_attention", "indexed_attention", "hybrid", "none", "no_op", "cross", "conv"}
 )
 
 # Keys whose meaning the census takes in (directly, or through transformers' layer_types)
@@ -87,6 +87,7 @@ PATTERN_KEYS = (
     "moe_layer_interval",
     "moe_layer_start_index",
     "moe_layer_end_index",
+    "block_types",
 )
 
 
@@ -117,6 +118,10 @@ def linear_kind(cfg: ArchConfig) -> str:
     """Which recurrent mixer a "linear_attention" layer of this architecture is, from the keys that size it."""
     if cfg.linear_attn:
         return "kda"
+    if cfg.number("lru_width") is not None:  # RecurrentGemma's RG-LRU blocks (Griffin)
+        return "rglru"
+    if not cfg.num_heads and cfg.number("attention_hidden_size") is not None:  # RWKV's time mixing
+        return "rwkv"
     if cfg.number("linear_num_value_heads", "linear_key_head_dim") is not None:
         return "gdn"
     if (
@@ -144,7 +149,7 @@ def layer_types(cfg: ArchConfig, n: int) -> list[str] | None:
 
 def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | None], list[bool]]:
     full = full_kind(cfg)
-    window = cfg.number("sliding_window", "attention_window", "sliding_window_size")
+    window = cfg.number("sliding_window", "attention_window", "sliding_window_size", "attention_window_size")
     if window and cfg.max_context and window >= cfg.max_context:
         window = None  # a window as long as the context (Phi-3.5's 262,144) caps nothing
     chunk = cfg.number("attention_chunk_size")
@@ -167,7 +172,9 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
     elif types is not None:
         recurrent = linear_kind(cfg)
         for i, kind in enumerate(types):
-            if kind in LINEAR_NAMES:
+            if kind == "conv":  # LFM2's gated short convolutions
+                kinds[i] = "shortconv"
+            elif kind in LINEAR_NAMES:
                 kinds[i] = "kda" if kind in ("kda", "kimi_delta_attention") else recurrent
             elif kind == "chunked_attention":
                 kinds[i], windows[i] = "swa", chunk or window
@@ -187,6 +194,14 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
         for i, uses_rope in enumerate(cfg.get("no_rope_layers")[:n]):
             if uses_rope:
                 kinds[i], windows[i] = "swa", chunk
+    elif isinstance(cfg.str_list("block_types"), list) and cfg.str_list("block_types"):
+        # RecurrentGemma: block_types repeats over the layers; attention blocks attend locally
+        cycle = cfg.str_list("block_types") or []
+        for i in range(n):
+            if cycle[i % len(cycle)] == "recurrent":
+                kinds[i] = linear_kind(cfg)
+            elif cycle[i % len(cycle)] == "attention":
+                kinds[i], windows[i] = "swa", window
     elif isinstance(pattern, str) and len(pattern) >= n:
         for i, char in enumerate(pattern[:n]):
             kinds[i] = {"M": "mamba", "*": full}.get(char, "none")
@@ -212,8 +227,8 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
     elif window and cfg.get("use_sliding_window") is None and full in ("mha", "gqa", "mqa"):
         # Mistral-style: a sliding_window with no pattern applies to every layer
         kinds, windows = ["swa"] * n, [window] * n
-    elif not cfg.num_heads and linear_kind(cfg) == "mamba":  # a pure state-space model
-        kinds = ["mamba"] * n
+    elif not cfg.num_heads and linear_kind(cfg) in ("mamba", "rwkv"):  # a pure recurrent model
+        kinds = [linear_kind(cfg)] * n
     for i in cfg.int_list("cross_attention_layers") or []:
         if 0 <= i < n:  # mllama: attends to the image's keys and values, stores none per text token
             kinds[i] = "cross"

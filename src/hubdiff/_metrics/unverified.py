@@ -18,7 +18,7 @@ import re
 from .config import BLOCK_PARTS, TEXT_CONFIG_KEYS, VISION_CONFIG_KEYS, ArchConfig, absurd_layer_count
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
-from .proven import PROVEN_TYPES, SWEPT_TYPES
+from .proven import PROVEN_TYPES, SWEPT_TYPES, SWEPT_WITH
 
 _SHAPE_WORDS = re.compile(
     r"(size|dim|heads?|layers?|experts?|rank|window|pattern|blocks?|types?|kernel|groups?|ratios?|freq|"
@@ -165,6 +165,12 @@ _NULL_MEANS_NONE = frozenset(
         "rope_scaling",
         "n_inner",  # GPT-2: 4 x n_embd
         "num_ln_in_parallel_attn",  # Falcon: two with new_decoder_architecture, else one
+        # spellings of the context length: a null one beside another that is set hides nothing (and with
+        # none set, "no context length" is said on its own)
+        "max_sequence_length",
+        "seq_length",
+        "n_positions",
+        "max_seq_len",
     }
 )
 
@@ -197,7 +203,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     unknown_types = sorted({t for t in types if t not in KNOWN_LAYER_NAMES})
     if unknown_types:
         reasons.append(f"layer type {', '.join(unknown_types)} not understood")
-    if "hybrid" in types and any(x.attention == "mamba" for x in layers):
+    if "hybrid" in types and any(x.attention == "mamba" for x in layers) and not facts(cfg)[0].shared_blocks:
         reasons.append("hybrid layers beside Mamba layers (shared attention blocks) not modelled")
     blocks = block_configs(cfg)
     if raw.get("block_configs") is not None and blocks is None:
@@ -211,7 +217,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons.append("no hidden size in the config")
     if not cfg.vocab_size:
         reasons.append("no vocabulary size in the config")
-    if not cfg.num_heads and any(x.attention not in ("mamba", "none") for x in layers):
+    if not cfg.num_heads and any(x.attention not in ("mamba", "rwkv", "none") for x in layers):
         reasons.append("no attention head count in the config")
     if any(x.mlp == "moe" for x in layers) and not cfg.experts_per_token:
         reasons.append("no experts-per-token count in the config: active parameters unknown")
@@ -225,7 +231,12 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
             resolved = cfg.text.get(key)
             if resolved is None:
                 reasons.append(f"{key} is null")
-    understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(facts(cfg)[0].unused_keys)
+    arch, _ = facts(cfg)
+    for key, built in arch.builds_only:
+        value = cfg.get(key)
+        if value is not None and value != built:
+            reasons.append(f"{key} {value!r}: a layout transformers' {cfg.model_type} class does not build")
+    understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
     parts = [raw.get(k) for k in BLOCK_PARTS]
     flat = dict(raw)
     for part in parts:
@@ -262,12 +273,20 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
 
 
 def layout_unproven(cfg: ArchConfig) -> str | None:
-    """Unknown means unverified: the layout hubdiff writes out for a model_type transformers ships
-    and the sweep (scripts/sweep.py) has not proven exact is a guess, and said to be one. A model_type
-    transformers does not ship (remote code) cannot be swept; its layout is stated as an assumption."""
-    model_type = str(cfg.raw.get("model_type") or "")
-    if model_type in SWEPT_TYPES and model_type not in PROVEN_TYPES:
-        return f"layout of {model_type} not proven by the sweep"
+    """Unknown means unverified: the layout hubdiff writes out for a model_type the sweep
+    (scripts/sweep.py) has not proven exact is a guess, and said to be one. That includes a model_type
+    transformers does not ship (remote code, which hubdiff never runs): the sweep cannot build it, so
+    hubdiff's common layout (gated MLP, two norms a layer, biases where the config sets them) or the
+    table's facts for a model_type of that name are never more than an assumption for it."""
+    model_type = cfg.raw.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        return "config has no model_type: no layout the sweep proved applies, hubdiff's common one assumed"
+    shown = model_type if len(model_type) <= 60 else model_type[:57] + "..."  # renderers escape the rest
+    if model_type not in SWEPT_TYPES:
+        how = "remote code named by auto_map" if "auto_map" in cfg.raw else "unknown to it"
+        return f"model_type {shown} is not one {SWEPT_WITH} ships ({how}): layout not proven by the sweep"
+    if model_type not in PROVEN_TYPES:
+        return f"layout of {shown} not proven by the sweep"
     return None
 
 
@@ -292,10 +311,26 @@ def _guesses_of_the_key_reader(cfg: ArchConfig) -> list[str]:
 
 
 def architecture_assumption(cfg: ArchConfig) -> str:
-    model_type = cfg.model_type or str(cfg.raw.get("model_type") or "")
-    if model_type in ARCHITECTURE_FACTS or str(cfg.raw.get("model_type") or "") in ARCHITECTURE_FACTS:
-        return f"layer layout of {model_type} (norms, biases, q/k norms) from hubdiff's architecture table"
-    return (
-        f"model_type {model_type or '(none)'} not in hubdiff's architecture table: "
-        "gated MLP, two norms a layer, biases only where the config sets them"
+    """What a config-only figure rests on: hubdiff's own model of the architecture (its table's facts,
+    or the common layout), and what the sweep says of that model for this model_type."""
+    model_type = str(cfg.raw.get("model_type") or "")
+    text_type = cfg.model_type or model_type
+    known = text_type in ARCHITECTURE_FACTS or model_type in ARCHITECTURE_FACTS
+    own = (
+        f"hubdiff's own model of {text_type} (norms, biases, q/k norms from its architecture table)"
+        if known
+        else f"hubdiff's own model of {text_type or '(no model_type)'} (its common layout: gated MLP, "
+        "two norms a layer, biases where the config sets them)"
     )
+    if model_type in PROVEN_TYPES:
+        status = f"proven exact by the sweep against {SWEPT_WITH}'s class"
+    elif model_type in SWEPT_TYPES:
+        status = f"not proven by the sweep against {SWEPT_WITH}'s class"
+    else:
+        status = f"not sweepable: {SWEPT_WITH} does not ship {model_type or 'a config without model_type'}"
+    remote = (
+        "; auto_map names remote code, never run: the layout is transformers' own class's"
+        if "auto_map" in cfg.raw and model_type in SWEPT_TYPES
+        else ""
+    )
+    return f"layout: {own}, {status}{remote}"

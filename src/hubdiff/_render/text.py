@@ -20,6 +20,10 @@ ATTENTION_GLYPHS = {
     "kda": "K",
     "gdn": "G",
     "mamba": "m",
+    "rglru": "R",  # RecurrentGemma's RG-LRU block
+    "rwkv": "W",
+    "lightning": "L",
+    "shortconv": "c",  # LFM2's short convolution
     "mla": "M",
     "mha": "A",
     "gqa": "A",
