@@ -106,7 +106,7 @@ class Snapshot:
             [tuple(t.shape) for t in rows],
             [number[t.file] for t in rows],
         )
-        return cls(*head, tuple(patterns), tuple(shards), placement, **rest)
+        return cls(*head, tuple(patterns), tuple(shards), placement, **rest)  # type: ignore[call-arg]
 
     @property
     def label(self) -> str:
@@ -120,7 +120,7 @@ class Snapshot:
 
     def _rows(self) -> list[tuple[str, str, tuple[int, ...], int]]:
         """(name, dtype, shape, shard number) of every tensor, in name order, built at C speed."""
-        rows = []
+        rows: list[tuple[str, str, tuple[int, ...], int]] = []
         for p, runs in zip(self.patterns, self.placement or [((0, p.count),) for p in self.patterns]):
             shard_numbers = chain.from_iterable(repeat(shard, n) for shard, n in runs)
             rows.extend(zip(p.names(), repeat(p.dtype), repeat(p.shape), shard_numbers))

@@ -168,6 +168,7 @@ def _release_or_notice(
     request would make its name and figures public. A new repo that cannot be read is skipped, not a
     failure of the run: its publisher, not the family, has to fix it (or a rule ``exclude`` it)."""
     title = f"{repo}@{listed.sha[:12]}"
+    reason: str | None
     if listed.private:
         reason = "private: not proposed (a pull request would make its name and figures public)"
     else:
@@ -345,8 +346,8 @@ def _record(
     for family in outcome.changed_families:
         path = outcome.baseline_files[family]
         recordable = [r for r in outcome.results[family] if _recordable(r)]
-        names = {_repo_of(r) for r in recordable if r.kind == "renamed"}
-        names = _repin(path, {old: renamed[old] for old in names}) if names else {}
+        renamed_here = {_repo_of(r) for r in recordable if r.kind == "renamed"}
+        names = _repin(path, {old: renamed[old] for old in renamed_here}) if renamed_here else {}
         moved = {_repo_of(r) for r in recordable if r.kind == "revision"}
         if moved:
             revisions = {names.get(repo, repo): sha for repo, sha in moved_to.items()}

@@ -225,7 +225,8 @@ def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, source
         snapshot = replace(sources.open(SourceSpec("hub", repo, sha)), revision="main")
         repos = editing.doc["repos"]
         before = plain(repos.get(repo, {}))
-        repos[repo] = entry = {}
+        entry: dict[str, Any] = {}
+        repos[repo] = entry
         _set(entry, "revision", "main")
         _set(entry, "notes", f"New release found by hubdiff watch; {note}." if note else "New release.")
         record_entry(entry, snapshot, options, sources.metrics(snapshot, options))

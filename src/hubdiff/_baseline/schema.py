@@ -255,6 +255,11 @@ def _refuse_tag(node: yaml.Node, stack: list[_Frame]) -> None:
     raise _Refused(node.start_mark, _path(stack), problem)
 
 
+def _marks(event: Any) -> tuple[Any, Any]:
+    """An event's marks: the C loader's and the Python loader's, which the stubs type apart."""
+    return event.start_mark, event.end_mark
+
+
 def _compose(loader: Any, infinity_at: Callable[[list[Any]], bool]) -> yaml.Node | None:
     """The document's node tree, built from the parser's events without recursion and refused at the
     first alias (a few hundred bytes of nested aliases expand without bound), container nested deeper
@@ -266,14 +271,15 @@ def _compose(loader: Any, infinity_at: Callable[[list[Any]], bool]) -> yaml.Node
     stack: list[_Frame] = []
     while True:
         event = loader.get_event()
+        start, end = _marks(event)
         node: yaml.Node
         if isinstance(event, yaml.AliasEvent):
-            raise _Refused(event.start_mark, _path(stack), "YAML aliases are not allowed")
+            raise _Refused(start, _path(stack), "YAML aliases are not allowed")
         if isinstance(event, yaml.ScalarEvent):
             tag = event.tag
             if tag in (None, "!"):
                 tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
-            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            node = yaml.ScalarNode(tag, event.value, start, end, event.style)
             if not (stack and isinstance(stack[-1].node, yaml.MappingNode) and stack[-1].key is None):
                 _refuse_tag(node, stack)  # a key is checked as a key, below
                 _checked_scalar(loader, node, stack, infinity_at)
@@ -282,19 +288,17 @@ def _compose(loader: Any, infinity_at: Callable[[list[Any]], bool]) -> yaml.Node
             tag = event.tag
             if tag in (None, "!"):
                 tag = loader.resolve(kind, None, event.implicit)
-            collection = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+            collection = kind(tag, [], start, None, flow_style=event.flow_style)
             if stack and isinstance(stack[-1].node, yaml.MappingNode) and stack[-1].key is None:
-                raise _Refused(event.start_mark, _path(stack), "mapping keys must be text")
+                raise _Refused(start, _path(stack), "mapping keys must be text")
             _refuse_tag(collection, stack)
             if len(stack) >= MAX_YAML_DEPTH:
-                raise _Refused(
-                    event.start_mark, _path(stack), f"nested more than {MAX_YAML_DEPTH} levels deep"
-                )
+                raise _Refused(start, _path(stack), f"nested more than {MAX_YAML_DEPTH} levels deep")
             stack.append(_Frame(collection))
             continue
         else:  # the end of a sequence or mapping
             node = stack.pop().node
-            node.end_mark = event.end_mark
+            node.end_mark = end
         if not stack:
             break
         parent = stack[-1]
@@ -438,8 +442,8 @@ def load_baseline(path: Path) -> Baseline:
         try:
             options = parse_options(entry.get("metrics_options") or {})
         except OptionError as exc:
-            key = [exc.key] if exc.key else []
-            raise fail([*where, "metrics_options", *key], str(exc)) from None
+            option = [exc.key] if exc.key else []
+            raise fail([*where, "metrics_options", *option], str(exc)) from None
         allow = entry.get("allow_changes") or []
         if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
             raise fail([*where, "allow_changes"], "must be a list of config keys")

@@ -87,10 +87,10 @@ def _represent_literal(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 
 _Dumper.add_representer(_Literal, _represent_literal)
-for _type in (list, _Flow, _Block):
-    _Dumper.add_representer(_type, _represent_list)
-for _type in (dict, _FlowMap):
-    _Dumper.add_representer(_type, _represent_dict)
+for _list in (list, _Flow, _Block):
+    _Dumper.add_representer(_list, _represent_list)
+for _map in (dict, _FlowMap):
+    _Dumper.add_representer(_map, _represent_dict)
 
 
 def dump(data: Any, width: int = WIDTH, indented_lists: bool = False) -> str:

@@ -601,13 +601,13 @@ def _tensors(metrics: Metrics, patterns: Iterable[Pattern]) -> Iterator[_Tensor]
         return
     for p in patterns:
         pieces, starts = [p.parts[0]], []
-        for values, text in zip(p.index_sets, p.parts[1:]):
+        for index_set, text in zip(p.index_sets, p.parts[1:]):
             starts.append(len("".join(pieces)))
-            pieces += [str(values[0]), text]
+            pieces += [str(index_set[0]), text]
         name = "".join(pieces)
         match = _LAYER.search(name)
         layer_at = starts.index(match.start(1)) if match and match.start(1) in starts else None
-        values = p.index_sets[layer_at] if layer_at is not None else (None,)
+        values: tuple[int | None, ...] = p.index_sets[layer_at] if layer_at is not None else (None,)
         copies = p.count // len(values)
         for value in values:
             one = name
@@ -1304,7 +1304,7 @@ class ServingReport:
     def text(self) -> str:
         """The report as ``hubdiff metrics --tp`` prints it: each figure beside the keys of its rules, and the
         rules, as read in vLLM's source, after them."""
-        o, lines, used = self.options, [], []
+        o, lines, used = self.options, [], list[str]()
 
         def keys(*names: str) -> str:
             used.extend(n for n in names if n not in used)

@@ -92,7 +92,7 @@ def _unplain(data: Any) -> Any:
 
 
 @cache
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: Any) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
@@ -116,7 +116,8 @@ def _to_json(value: Any, hint: Any) -> Any:
     if is_dataclass(hint):
         if type(value) is not hint:
             raise _Unstorable(type(value).__name__)
-        return {f.name: _to_json(getattr(value, f.name), _hints(hint)[f.name]) for f in fields(hint)}
+        of: Any = hint
+        return {f.name: _to_json(getattr(value, f.name), _hints(of)[f.name]) for f in fields(of)}
     if origin is dict and type(value) is dict:
         return [[_to_json(k, args[0]), _to_json(v, args[1])] for k, v in value.items()]
     if origin in (list, tuple, set) and type(value) is origin:
@@ -138,7 +139,8 @@ def _reader(hint: Any) -> Callable[[Any], Any]:
         rest = _reader(_without_none(hint))
         return lambda data: None if data is None else rest(data)
     if is_dataclass(hint):
-        cls, names = hint, frozenset(f.name for f in fields(hint))
+        cls: Any = hint
+        names = frozenset(f.name for f in fields(cls))
         readers = {name: _reader(_hints(cls)[name]) for name in names}
 
         def dataclass(data: Any) -> Any:

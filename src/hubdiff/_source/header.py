@@ -257,7 +257,7 @@ def parse_strict(raw: bytes, file: str, file_size: int | None) -> ParsedHeader:
                     check_tree(entry[key], MAX_DEPTH - 2, "")
                 except JSONProblem as exc:
                     raise HeaderProblem(f"tensor {name!r}: field {key!r} {exc}") from None
-        repeated = getattr(entry, "repeated", frozenset()) & _FIELDS
+        repeated: frozenset[str] = getattr(entry, "repeated", frozenset()) & _FIELDS
         if repeated:
             raise HeaderProblem(f"tensor {name!r} gives {', '.join(sorted(repeated))} twice")
         dtype, offsets = entry["dtype"], entry["data_offsets"]

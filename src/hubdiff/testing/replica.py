@@ -25,7 +25,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -473,7 +473,7 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 1024
 
 
-def _trickle(chunks: Iterator[bytes], pause_s: float, size: int = 16) -> Iterator[bytes]:
+def _trickle(chunks: Iterable[bytes], pause_s: float, size: int = 16) -> Iterator[bytes]:
     for chunk in chunks:
         for i in range(0, len(chunk), size):
             time.sleep(pause_s)
@@ -513,7 +513,9 @@ class _Handler(BaseHTTPRequestHandler):
         fault = self._fault
         if fault is None or not fault.trickle_head or not getattr(self, "_headers_buffer", None):
             return super().flush_headers()
-        head, self._headers_buffer = b"".join(self._headers_buffer), []
+        buffer: list[bytes] = self._headers_buffer  # type: ignore[attr-defined]  # http.server's own
+        head = b"".join(buffer)
+        buffer.clear()
         try:
             for piece in _trickle(iter([head]), fault.trickle_s, fault.trickle_bytes):
                 self.wfile.write(piece)

@@ -185,7 +185,7 @@ def _sharded(by_shard: dict[str, list[TensorTriple]], prefix: str, base: str) ->
     return files
 
 
-QUANTIZATION_CONFIGS = {
+QUANTIZATION_CONFIGS: dict[str, dict[str, Any]] = {
     "fp8": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8"},
     "nvfp4": {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": None},
 }
