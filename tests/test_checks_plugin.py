@@ -83,7 +83,7 @@ def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, tmp_path)
     assert "claims hold" not in out
     assert all("holds, but rests on an unverified figure" in x for x in out.splitlines() if "holds" in x)
     assert "5,984 vs 5,984" not in out and "(1.0x)" not in out  # an unchanged figure is said once
-    assert "unused claim" not in out  # -k chose a subset: the others are not "unused"
+    assert "unused claim (no test ran it)" not in out  # -k chose a subset: the others are not "unused"
     hint = next(line for line in out.splitlines() if "re-record after review with: pytest " in line)
     assert hint.endswith(f"--baseline-dir {tmp_path / 'baselines'} -q -k flash --update-baselines")
     assert "35 repo(s) checked" not in out and "3 repo(s) checked" not in out  # -k flash: one repo
