@@ -271,7 +271,7 @@ _SWITCHES = (
 )
 # class names of recurrent mixers (case kept: "GptOssMLP" holds no SSM)
 _RECURRENT_CLASS = re.compile(
-    r"Mamba|DeltaNet|LinearAttention|Recurrent|R[Gg][Ll][Rr][Uu]|Lightning|SSM|Ssm(?![a-z])|Kda|KDA|Rwkv|"
+    r"Mamba|DeltaNet|DeltaAttention|LinearAttention|Recurrent|R[Gg][Ll][Rr][Uu]|Lightning|SSM|Ssm(?![a-z])|Kda|KDA|Rwkv|"
     r"RWKV|Retention|ShortConv|Hyena|[LlMmSs]STM|[Xx]Lstm|Mixer(?![a-z])"
 )
 _MODEL_MAPPINGS = (
@@ -366,6 +366,15 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         if "full_attn_idxs" in text:
             text["full_attn_idxs"] = [i for i, t in enumerate(text["layer_types"]) if t == "full_attention"]
         out.append(("conv", conv))
+    varied = copy.deepcopy(out[0][1])
+    text = _text_part(varied)
+    heads, kv = text.get("num_attention_heads_per_layer"), text.get("num_key_value_heads")
+    if isinstance(heads, list) and heads and isinstance(kv, int) and all(isinstance(x, int) for x in heads):
+        # per-layer head counts (Laguna's): every other layer with half the query heads
+        text["num_attention_heads_per_layer"] = [
+            x // 2 if i % 2 and (x // 2) % kv == 0 else x for i, x in enumerate(heads)
+        ]
+        out.append(("per-layer heads", varied))
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")

@@ -32,8 +32,9 @@ TABLE = Path(__file__).parent / "data" / "sweep.json"
 PROVEN_MODULE = Path(__file__).parent.parent / "src" / "hubdiff" / "_metrics" / "proven.py"
 
 # Every family of layer (full, sliding, MLA, DSA, cross-attention, Mamba-1/-2, Gated DeltaNet, KDA,
-# lightning, RG-LRU, RWKV, short convolutions, parallel hybrids) and of MLP (gated, plain, fused,
-# MoE fused or stacked, shared experts, MLP-only blocks), text-only and with vision towers, proven and not.
+# lightning, RG-LRU, RWKV, short convolutions, parallel hybrids, shared blocks, per-layer heads, local
+# windows) and of MLP (gated, plain, fused, MoE fused or stacked, shared experts, MLP-only blocks),
+# text-only and with vision towers, proven and not.
 SAMPLE = [
     "llama",
     "mistral",
@@ -109,6 +110,9 @@ SAMPLE = [
     "smollm3",
     "stablelm",
     "persimmon",
+    "laguna",
+    "zamba",
+    "gpt_neo",
 ]
 
 

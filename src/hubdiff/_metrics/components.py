@@ -216,6 +216,8 @@ def classify(
     last = segments[-1]
     if any(s.startswith("hc_") for s in segments):
         return "hyper_connections", layer
+    if segments[-1] in ("e_score_correction_bias", "expert_bias"):  # the router's, wherever kept (Laguna)
+        return "routers", layer
     if "experts" in segset or "routed_experts" in segset:
         return "routed_experts", layer
     if segset & {"block_sparse_moe", "moe"} and len(shape) == 3:  # fused [experts, ...] (GraniteMoE)

@@ -402,8 +402,16 @@ class ArchConfig:
 
     @property
     def linear_attn(self) -> dict[str, Any]:
+        """KDA's sizes: Kimi's linear_attn_config, or the flat keys transformers' KimiLinearConfig holds."""
         value = self.get("linear_attn_config")
-        return value if isinstance(value, dict) else {}
+        if isinstance(value, dict):
+            return value
+        flat = {
+            "num_heads": self.number("linear_num_heads"),
+            "head_dim": self.number("linear_head_dim"),
+            "short_conv_kernel_size": self.number("linear_conv_kernel_dim"),
+        }
+        return {k: v for k, v in flat.items() if v is not None} if flat["num_heads"] else {}
 
     @property
     def quantization(self) -> dict[str, Any]:

@@ -97,6 +97,8 @@ class ArchitectureFacts:
     builds_only: tuple[tuple[str, object], ...] = ()
     multi_query: bool = False  # multi_query true means one KV head (GPT-BigCode)
     mlp_width_divisor: int = 1  # the dense MLP is intermediate_size / this wide (RecurrentGemma: 2)
+    nulls_mean_default: tuple[str, ...] = ()  # keys whose null the class fills with its default
+    head_gate: bool = False  # a g_proj output gate per head or per channel, as ``gating`` says (Laguna)
     ffn_auto_adjust: bool = False  # LFM2's block_auto_adjust_ff_dim: the MLP 2/3 as wide, rounded
     # Zamba's stack: a Mamba mixer in every layer and, in the "hybrid" ones, a shared transformer block
     # (attention over [hidden, embedding] and an MLP, stored once per block) through a per-layer linear;
@@ -187,7 +189,11 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # the classic layouts: LayerNorms with biases, plain (not gated) biased MLPs, from each modeling file
     "gpt2": _GPT2,
     "gpt-sw3": _GPT2,
-    "gpt_neo": dataclasses.replace(_GPT2, qkv_bias=NEVER),
+    # GPT-Neo: GPT-2's layout without q/k/v biases; local layers attend within window_size; a null
+    # intermediate_size means 4 x hidden; num_heads is read as num_attention_heads
+    "gpt_neo": dataclasses.replace(
+        _GPT2, qkv_bias=NEVER, nulls_mean_default=("intermediate_size",), unused_keys=("num_heads",)
+    ),
     "gpt_neox": _CLASSIC,
     "phi": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, norms_per_layer=1, head_bias=ALWAYS),
     "gptj": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
@@ -233,6 +239,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     ),
     # RWKV-4: LayerNorms with biases, one more after the embedding (the first block's pre_ln)
     "rwkv": ArchitectureFacts(norm_bias=True, embedding_norm=True),
+    # Kimi Linear: KDA beside MLA, a router bias in every MoE layer, a head of its own even when tied
+    "kimi_linear": ArchitectureFacts(router_bias=True, never_tied=True),
+    "laguna": ArchitectureFacts(qk_norm="head", router_bias=True, shared_expert_gate=False, head_gate=True),
     # LFM2: short-convolution layers beside attention with per-head q/k norms, gated MLPs whose width
     # block_auto_adjust_ff_dim narrows
     "lfm2": ArchitectureFacts(
@@ -403,6 +412,9 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
     kv = cfg.num_kv_heads or heads
     hd = cfg.head_dim or 0
     vd = cfg.v_head_dim or hd
+    per_layer = cfg.int_list("num_attention_heads_per_layer")  # Laguna: query heads layer by layer
+    if per_layer is not None and layer.index < len(per_layer) and per_layer[layer.index] > 0:
+        heads = per_layer[layer.index]
     if (
         layer.attention == "swa"
         and cfg.number("swa_num_attention_heads", "swa_num_key_value_heads") is not None
@@ -529,6 +541,11 @@ def _attention(
         ]
     if arch.o_bias.on(cfg) or _falcon_bias(cfg, arch):
         out.append((a + "o_proj.bias", dt, (h,)))
+    gating = cfg.get("gating") if arch.head_gate else None
+    if gating is True or gating == "per-head":  # Laguna's softplus output gate, one a head
+        out.append((a + "g_proj.weight", dt, (heads, h)))
+    elif gating == "per-element":
+        out.append((a + "g_proj.weight", dt, (heads * hd, h)))
     if arch.diff_lambdas:
         out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
     norm = _qk_norm(cfg, arch)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import ArchConfig
+from .config import MAX_LAYERS, ArchConfig
 
 LINEAR_KINDS = frozenset({"kda", "gdn", "mamba", "lightning", "rglru", "rwkv", "shortconv"})
 
@@ -88,6 +88,9 @@ PATTERN_KEYS = (
     "moe_layer_start_index",
     "moe_layer_end_index",
     "block_types",
+    "attention_types",
+    "attention_layers",
+    "window_size",
 )
 
 
@@ -194,6 +197,10 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
         for i, uses_rope in enumerate(cfg.get("no_rope_layers")[:n]):
             if uses_rope:
                 kinds[i], windows[i] = "swa", chunk
+    elif _neo_layers(cfg, n) is not None:  # GPT-Neo: global and local (windowed) attention layers
+        for i, kind in enumerate(_neo_layers(cfg, n) or []):
+            if kind == "local":
+                kinds[i], windows[i] = "swa", cfg.number("window_size", default=256)
     elif isinstance(cfg.str_list("block_types"), list) and cfg.str_list("block_types"):
         # RecurrentGemma: block_types repeats over the layers; attention blocks attend locally
         cycle = cfg.str_list("block_types") or []
@@ -233,6 +240,30 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
         if 0 <= i < n:  # mllama: attends to the image's keys and values, stores none per text token
             kinds[i] = "cross"
     return kinds, windows, parallel
+
+
+def _neo_layers(cfg: ArchConfig, n: int) -> list[str] | None:
+    """GPT-Neo's per-layer kinds: transformers' attention_layers, else attention_types expanded
+    ([[["global", "local"], 12]]: the pair twelve times)."""
+    listed = cfg.str_list("attention_layers")
+    if listed is not None and len(listed) >= n:
+        return listed[:n]
+    spec = cfg.get("attention_types")
+    out: list[str] = []
+    if not isinstance(spec, list):
+        return None
+    for entry in spec:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list)):
+            return None
+        kinds, repeat = entry
+        if not (isinstance(repeat, int) and 0 < repeat <= MAX_LAYERS and 0 < len(kinds) <= MAX_LAYERS):
+            return None
+        if not all(isinstance(k, str) for k in kinds):
+            return None
+        out += kinds * repeat
+        if len(out) > MAX_LAYERS:
+            return None
+    return out[:n] if len(out) >= n else None
 
 
 def _indexers(cfg: ArchConfig, kinds: list[str]) -> list[str | None]:

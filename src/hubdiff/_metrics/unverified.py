@@ -224,6 +224,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     if not cfg.via_transformers:
         reasons += _guesses_of_the_key_reader(cfg)
     nulls_explained = {"num_key_value_heads", "intermediate_size"} if blocks is not None else set()
+    nulls_explained |= set(facts(cfg)[0].nulls_mean_default)
     for key, value in raw.items():
         if type(value) is int and value < 0 and key in cfg.read_keys and not key.endswith("_token_id"):
             reasons.append(f"{key} is {value}: a negative size")  # no figure of it can be true
