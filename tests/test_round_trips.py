@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from hubdiff._source import Sources, quick
 from hubdiff._source import hub as hub_module
-from hubdiff._source import quick
 from hubdiff._source.cache import SnapshotCache
 from hubdiff._source.hub import HubReader, streams
 from hubdiff._source.outbound import RateGate, bucket_of
@@ -25,7 +25,7 @@ from hubdiff.testing.replica import RateLimits
 
 from .conftest import fast_settings
 
-ROUND_S = 0.15  # a round ends once no request came for this long: far above the gaps within one
+ROUND_S = 0.2  # a round ends once no request came for this long: far above the gaps within one
 SHARDS = 30
 CONFIG = {"hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}
 # the floor of a read of many shards, given the index and the first header: model info (1); the index
@@ -117,3 +117,85 @@ def test_streams_follow_the_budget_left(gate):
     assert streams(159, 96) == 96
     gate.observe({"RateLimit": '"api";r=1;t=200'}, 60.0)  # another bucket's budget is not the headers'
     assert streams(159, 96) == 96
+
+
+# -- check: one listing page per owner, not one request per repo ------------------------------------------
+OWNERS = ("alpha", "beta", "gamma")
+PINNED = 8  # repos pinned per owner
+PAGE = 5  # listing page size: 8 pinned and 4 unpinned repos of an owner are three pages
+
+
+@pytest.fixture(scope="module")
+def owners(tmp_path_factory) -> Iterator[tuple[HubReplica, Sources, list]]:
+    """Three owners' families, every repo recorded (which reads it, so the cache holds it). Shared by
+    the tests below, in their order: the last one moves a repo."""
+    tmp_path = tmp_path_factory.mktemp("owners")
+    from hubdiff._baseline import init_repo
+    from hubdiff._metrics import MetricsOptions
+    from hubdiff._source import SourceSpec
+
+    hub = HubReplica(page_size=PAGE).start()
+    config = json.dumps(CONFIG).encode()
+    for owner in OWNERS:
+        for i in range(PINNED + 4):
+            tensors = [(f"model.layers.{j}.w", "F16", (4, 2 + i)) for j in range(2)]
+            hub.add(RepoSpec(f"{owner}/m{i}", [CommitSpec({"config.json": config}, tensors)]))
+    sources = Sources(fast_settings(hub.endpoint), SnapshotCache(tmp_path / "cache"))
+    paths = []
+    for owner in OWNERS:
+        paths.append(tmp_path / f"{owner}.yaml")
+        for i in range(PINNED):
+            init_repo(paths[-1], owner, SourceSpec("hub", f"{owner}/m{i}", "main"), sources, MetricsOptions())
+    yield hub, sources, paths
+    hub.stop()
+
+
+def test_check_of_unchanged_repos_costs_one_listing_request_per_owner_page(owners):
+    from hubdiff.jobs import run_check
+
+    hub, sources, paths = owners
+    hub.clear()
+    report = run_check(paths, sources)
+    assert [r.status for r in report.results] == ["ok"] * len(OWNERS) * PINNED
+    log = hub.log
+    pages = -(-(PINNED + 4) // PAGE)
+    assert len(log) == len(OWNERS) * pages  # 9, where one request per repo was 24
+    assert all(e.path.startswith("/api/models?author=") for e in log)
+
+
+def test_check_falls_back_to_one_request_per_repo_when_the_listing_fails(owners):
+    from hubdiff.jobs import run_check
+    from hubdiff.testing import Fault
+
+    hub, sources, paths = owners
+    hub.add_fault(Fault("/api/models?author=beta", status=500))
+    hub.clear()
+    try:
+        report = run_check(paths, sources)
+    finally:
+        hub.clear_faults()
+    assert [r.status for r in report.results] == ["ok"] * len(OWNERS) * PINNED
+    log = hub.log
+    beta = [e for e in log if "author=beta" not in e.path and "beta/" in e.path]
+    assert len(beta) == PINNED and all(e.path.endswith("/revision/main?expand=sha") for e in beta)
+
+
+def test_check_reads_only_the_repo_that_moved(owners):
+    from hubdiff.jobs import run_check
+
+    hub, sources, paths = owners
+    moved = "beta/m3"
+    tensors = [(f"model.layers.{j}.w", "F16", (4, 9)) for j in range(3)]
+    hub.push(moved, CommitSpec({"config.json": json.dumps(CONFIG).encode()}, tensors, title="grow"))
+    hub.clear()
+    report = run_check(paths, sources)
+    assert [r.title for r in report.results if r.status != "ok"] == [f"{moved}@main"]
+    log = hub.log
+    listings = [e for e in log if e.path.startswith("/api/models?author=")]
+    assert len(listings) == len(OWNERS) * -(-(PINNED + 4) // PAGE)
+    # the moved repo's cold read, and nothing of any other: model info, the Hub's count, config.json
+    # (resolve + resolve-cache) and its one file's header, which no index sizes: its first 9 bytes for
+    # the length, then the rest (each a resolve + CDN)
+    rest = [e for e in log if e not in listings]
+    assert len(rest) == 1 + 1 + 2 + 2 * 2
+    assert all(moved in e.path or e.host == "cdn" for e in rest)

@@ -113,8 +113,8 @@ class Report:
         return EXIT_OK
 
 
-def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions) -> Side:
-    snapshot = sources.open(spec)
+def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions, listed: str | None = None) -> Side:
+    snapshot = sources.open(spec, listed=listed)
     return Side(snapshot.label, snapshot, _metrics_of(sources, snapshot, options))
 
 
@@ -207,19 +207,22 @@ def failed(title: str, exc: Exception, baseline: Path | None = None, line: int |
     return RepoResult(title, error=failure(exc), baseline=baseline, line=line)
 
 
-def check_repo(baseline: Baseline, repo: RepoBaseline, sources: Sources) -> tuple[RepoResult, Metrics | None]:
-    """One repo against its baseline; whatever goes wrong is this repo's result, and the others go on."""
+def check_repo(
+    baseline: Baseline, repo: RepoBaseline, sources: Sources, listed: str | None = None
+) -> tuple[RepoResult, Metrics | None]:
+    """One repo against its baseline; whatever goes wrong is this repo's result, and the others go on.
+    ``listed``: the sha its revision points at now, as its owner's model listing showed."""
     title = f"{repo.repo}@{repo.revision}"
     try:
-        return _check_repo(baseline, repo, sources, title)
+        return _check_repo(baseline, repo, sources, title, listed)
     except Exception as exc:
         return failed(title, exc, baseline.path, repo.line), None
 
 
 def _check_repo(
-    baseline: Baseline, repo: RepoBaseline, sources: Sources, title: str
+    baseline: Baseline, repo: RepoBaseline, sources: Sources, title: str, listed: str | None = None
 ) -> tuple[RepoResult, Metrics | None]:
-    new = _side(sources, SourceSpec("hub", repo.repo, repo.revision), repo.options)
+    new = _side(sources, SourceSpec("hub", repo.repo, repo.revision), repo.options, listed)
     with reading(str(baseline.path), None, repo.repo):
         expected = repo.expected_snapshot()
         old = Side(
@@ -305,5 +308,31 @@ PARALLEL_REPOS = 4
 def run_check(paths: list[Path], sources: Sources) -> Report:
     baselines = [load_baseline(p) for p in paths]  # every file is validated before anything is fetched
     pairs = [(baseline, repo) for baseline in baselines for repo in baseline.repos]
-    checked = each_in_threads(lambda i: check_repo(*pairs[i], sources)[0], range(len(pairs)), PARALLEL_REPOS)
+    listed = listed_shas([repo for _, repo in pairs], sources)
+    checked = each_in_threads(
+        lambda i: check_repo(*pairs[i], sources, listed.get(pairs[i][1].repo))[0],
+        range(len(pairs)),
+        PARALLEL_REPOS,
+    )
     return Report("check", tuple(checked[i] for i in range(len(pairs))))
+
+
+def listed_shas(repos: Sequence[RepoBaseline], sources: Sources) -> dict[str, str]:
+    """Where the main branch of each repo points now, from its owner's model listing: one request per
+    page for every repo of an owner, as ``watch`` polls, where asking each repo is one request each.
+
+    Only owners with at least two repos tracking main are listed, and over at most as many pages as
+    they have such repos: past that, asking each repo costs no more. A repo the listing does not show
+    (private to this token, renamed, another revision) is asked for on its own, as before."""
+    from ._source.quick import listing
+
+    if sources.offline:
+        return {}
+    owners: dict[str, int] = {}
+    for repo in repos:
+        if repo.revision == "main":
+            owner = repo.repo.split("/")[0]
+            owners[owner] = owners.get(owner, 0) + 1
+    listed = [owner for owner, count in sorted(owners.items()) if count >= 2]
+    pages = each_in_threads(lambda owner: listing(sources.settings, owner, owners[owner]), listed, 8)
+    return {repo: sha for owner in listed for repo, sha in pages[owner].items()}

@@ -8,6 +8,10 @@ last-seen commit, its current sha is asked for with the standard library: one GE
 the ordinary path through ``HubReader``, with its retries. A final answer (404, 401, a gated repo) is
 reported as the ordinary path would: asking again would be a retry that ``--retries 0`` forbids.
 
+A check of many repos asks each owner's model listing instead (``listing``): one request per page of
+repos, every repo's main sha at once, as ``watch`` does, and again without huggingface_hub. Anything
+wrong with it returns what it could not vouch for as missing, and those repos are asked one by one.
+
 It obeys ``outbound`` as the ordinary path does: a redirect is followed only on the endpoint's own
 origin (a renamed repo's 307), any other returns None; the answer, redirects included, must arrive
 within the attempt's deadline, every read of the socket given only what is left of it.
@@ -19,26 +23,82 @@ import functools
 import http.client
 import io
 import json
+import re
 import socket
 import time
 import urllib.error
 import urllib.request
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from .. import __version__
 from ..errors import SourceError
 from .outbound import DEADLINE_TIMEOUTS, GATE, refusal, same_origin, wait_asked
+from .repo_id import is_repo_id
 from .spec import HubSettings
 
 # as hub.RETRY_STATUS, not imported from there: importing hub loads huggingface_hub
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 MAX_BODY = 10_000_000
+MAX_PAGE = 64_000_000  # one page of a model listing (1,000 models), as hub.MAX_PAGE_BYTES
+_SHA = re.compile(r"[0-9a-f]{40}")
+_NEXT = re.compile(r'<([^>]*)>\s*;\s*rel="?next"?')
 
 
 def current_sha(settings: HubSettings, repo: str, revision: str) -> str | None:
     url = f"{settings.endpoint}/api/models/{repo}/revision/{quote(revision, safe='')}?expand=sha"
+    try:
+        data, _ = _get_json(settings, url, MAX_BODY)
+    except urllib.error.HTTPError as exc:
+        if exc.code in RETRY_STATUS or exc.code < 400:
+            return None  # the ordinary path retries as configured, or follows what was not followed here
+        # the Hub answered: asking again would be a retry nobody asked for (--retries 0)
+        problem, access = refusal(exc.code, exc.headers, bool(settings.token))
+        raise SourceError(repo, revision, None, problem, access) from None
+    except Exception:  # no answer in time, or not JSON: the ordinary path asks again, says what went wrong
+        return None
+    sha = data.get("sha") if isinstance(data, dict) else None
+    return sha if isinstance(sha, str) and len(sha) == 40 else None
+
+
+def listing(settings: HubSettings, owner: str, max_pages: int) -> dict[str, str]:
+    """Repo id -> main's sha of every repo ``owner``'s model listing shows, over at most ``max_pages``
+    pages (past that, asking for each repo costs no more). Whatever goes wrong ends the listing with
+    what it had: a repo it does not name is asked for on its own, by the ordinary path.
+
+    The next page's ``Link`` is followed only on the endpoint's own origin and listing path, never
+    twice to the same URL; entries without an owner/name id or a sha are skipped."""
+    listing_path = urlsplit(settings.endpoint).path.rstrip("/") + "/api/models"
+    url: str | None = f"{settings.endpoint}/api/models?author={quote(owner, safe='')}&expand=sha"
+    seen: set[str] = set()
+    out: dict[str, str] = {}
+    while url is not None and len(seen) < max_pages:
+        seen.add(url)
+        try:
+            data, headers = _get_json(settings, url, MAX_PAGE)
+        except Exception:  # an error answer, no answer, not JSON: the repos left are asked one by one
+            return out
+        if not isinstance(data, list):
+            return out
+        for item in data:
+            repo = item.get("id") if isinstance(item, dict) else None
+            sha = item.get("sha") if isinstance(item, dict) else None
+            if is_repo_id(repo) and "/" in repo and isinstance(sha, str) and _SHA.fullmatch(sha):
+                out[repo] = sha
+        match = _NEXT.search(headers.get("Link") or "")
+        url = match.group(1) if match else None
+        if url is not None and (
+            not same_origin(url, settings.endpoint) or urlsplit(url).path != listing_path or url in seen
+        ):
+            return out
+    return out
+
+
+def _get_json(settings: HubSettings, url: str, limit: int) -> tuple[Any, Any]:
+    """One GET of JSON with ``outbound``'s rules: its body (at most ``limit`` bytes) and headers. A 429
+    pauses every request of the process as the ordinary path's would; an error answer is raised as
+    urllib's HTTPError, anything else that goes wrong as itself."""
     headers = {"User-Agent": f"hubdiff/{__version__}"}
     if settings.token:
         headers["Authorization"] = f"Bearer {settings.token}"
@@ -54,21 +114,16 @@ def current_sha(settings: HubSettings, repo: str, revision: str) -> str | None:
             urllib.request.Request(url, headers=headers), timeout=settings.timeout_s
         ) as response:
             GATE.observe(response.headers, settings.max_wait_s)
-            data = json.loads(response.read(MAX_BODY))
+            body = response.read(limit + 1)
+            if len(body) > limit:
+                raise ValueError(f"answer over {limit:,} bytes")
+            return json.loads(body), response.headers
     except urllib.error.HTTPError as exc:
         exc.close()
         GATE.observe(exc.headers, settings.max_wait_s)
         if exc.code == 429:  # the ordinary path's attempt waits with every other request
             GATE.pause(wait_asked(exc.headers) or settings.backoff_s, settings.max_wait_s)
-        if exc.code in RETRY_STATUS or exc.code < 400:
-            return None  # the ordinary path retries as configured, or follows what was not followed here
-        # the Hub answered: asking again would be a retry nobody asked for (--retries 0)
-        problem, access = refusal(exc.code, exc.headers, bool(settings.token))
-        raise SourceError(repo, revision, None, problem, access) from None
-    except Exception:  # no answer in time, or not JSON: the ordinary path asks again, says what went wrong
-        return None
-    sha = data.get("sha") if isinstance(data, dict) else None
-    return sha if isinstance(sha, str) and len(sha) == 40 else None
+        raise
 
 
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):

@@ -120,10 +120,13 @@ class Sources:
         spec: SourceSpec,
         headers: bool = True,
         on_config: Callable[[dict[str, Any]], None] | None = None,
+        listed: str | None = None,
     ) -> Snapshot:
         """The snapshot of ``spec``; with ``headers=False`` only config and file list (never cached).
 
         ``on_config`` is called with the config when it is read from the Hub (not from the cache).
+        ``listed`` is the sha the revision points at now, when an owner's model listing said (``check``
+        of many repos): a snapshot of it in the cache is then had with no request at all.
         """
         with reading(spec.target, spec.revision if spec.kind == "hub" else None):
             if spec.kind == "local":
@@ -132,7 +135,7 @@ class Sources:
                 settings = self.settings
                 return load_local(spec.target, headers, settings.processes, settings.processes_from_shards)
             if headers and not self.offline:
-                cached = self._unchanged(spec)
+                cached = self._unchanged(spec, listed)
                 if cached is not None:
                     return cached
             from .hub import HubReader
@@ -151,18 +154,25 @@ class Sources:
         with reading(repo, None):
             return HubReader(self.settings, self.cache).refs(repo)
 
-    def _unchanged(self, spec: SourceSpec) -> Snapshot | None:
+    def _unchanged(self, spec: SourceSpec, listed: str | None = None) -> Snapshot | None:
         """The cached snapshot, when the revision still points where it did last time (a warm run).
 
-        Costs one plain request and no import of huggingface_hub; a revision never seen, or one that
-        moved, returns None and is read the ordinary way.
+        Costs one plain request and no import of huggingface_hub, or none when a listing said where the
+        revision points (``listed``); a revision never seen, or one that moved to a commit not cached,
+        returns None and is read the ordinary way.
         """
         from dataclasses import replace
 
         from .quick import current_sha
 
+        last: str | None
         if re.fullmatch(r"[0-9a-f]{40}", spec.revision):  # a commit: what it holds never changes
             last = spec.revision
+        elif listed is not None:
+            last = listed
+            if not self.cache.has_snapshot(spec.target, last):
+                return None
+            self.cache.remember_ref(spec.target, spec.revision, last)  # for the next warm run
         else:
             last = self.cache.known_refs(spec.target).get(spec.revision)
             if last is None or not self.cache.has_snapshot(spec.target, last):
