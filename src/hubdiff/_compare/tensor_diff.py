@@ -503,7 +503,7 @@ def _name_template(name: str) -> str:
 
 
 def _align_names(
-    before: dict[str, object], after: dict[str, object]
+    before: Mapping[str, object], after: Mapping[str, object]
 ) -> tuple[dict[str, str], list[PrefixRename]]:
     """Old name -> name it is compared under, and the prefix renames that explain the differences."""
     aligned = {n: n for n in before}

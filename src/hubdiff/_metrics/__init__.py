@@ -322,6 +322,7 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
     unverified = unverified_reasons(cfg, layers)
     if not kv.context_tokens and kv.groups:
         unverified += ("no context length in the config (max_position_embeddings): give --context",)
+    assumptions: tuple[str, ...]
     if options.config_only or not snapshot.patterns:
         assumptions = (
             cfg.reader,

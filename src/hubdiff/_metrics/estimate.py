@@ -335,7 +335,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         switch.on(
             cfg
         )  # read even where no layer of its kind is written (a Mamba-only stack's attention_bias)
-    norm_parts = ("weight", "bias") if arch.norm_bias else ("weight",)
+    norm_parts: tuple[str, ...] = ("weight", "bias") if arch.norm_bias else ("weight",)
     width, final_norm = h, arch.final_norm
     if arch.opt_switches:
         affine = cfg.get("layer_norm_elementwise_affine") is not False
@@ -472,27 +472,27 @@ def _attention(
         return _mamba(cfg, p + "mixer.", h, dt)
     if kind == "shortconv":  # LFM2 (transformers/models/lfm2/modeling_lfm2.py: Lfm2ShortConv)
         c, kernel = p + "conv.", cfg.number("conv_L_cache", default=3) or 3
-        out = [
+        conv: list[Triple] = [
             (c + "in_proj.weight", dt, (3 * h, h)),
             (c + "conv.weight", dt, (h, 1, kernel)),
             (c + "out_proj.weight", dt, (h, h)),
         ]
         if cfg.get("conv_bias") is True:
-            out += [
+            conv += [
                 (c + "in_proj.bias", dt, (3 * h,)),
                 (c + "conv.bias", dt, (h,)),
                 (c + "out_proj.bias", dt, (h,)),
             ]
-        return out
+        return conv
     if kind == "rglru":
         return _rglru(cfg, p + "temporal_block.", h, dt)
     if kind == "rwkv":  # RWKV-4's time mixing (transformers/models/rwkv/modeling_rwkv.py)
         width = cfg.number("attention_hidden_size", default=h) or h
         t = p + "attention."
-        out = [(t + n, dt, (width,)) for n in ("time_decay", "time_first")]
-        out += [(t + f"time_mix_{n}", dt, (1, 1, h)) for n in ("key", "value", "receptance")]
-        out += [(t + f"{n}.weight", dt, (width, h)) for n in ("key", "value", "receptance")]
-        return [*out, (t + "output.weight", dt, (h, width))]
+        mix: list[Triple] = [(t + n, dt, (width,)) for n in ("time_decay", "time_first")]
+        mix += [(t + f"time_mix_{n}", dt, (1, 1, h)) for n in ("key", "value", "receptance")]
+        mix += [(t + f"{n}.weight", dt, (width, h)) for n in ("key", "value", "receptance")]
+        return [*mix, (t + "output.weight", dt, (h, width))]
     if kind == "lightning":
         heads, hd = cfg.num_heads or 0, cfg.head_dim or 0
         la = p + "self_attn."
@@ -691,7 +691,7 @@ def _kda(cfg: ArchConfig, a: str, h: int, dt: str) -> list[Triple]:
     dim = lin.get("head_dim") or cfg.head_dim or 0
     kernel = lin.get("short_conv_kernel_size") or 4
     proj = nh * dim
-    out = [(a + f"{n}.weight", dt, (proj, h)) for n in ("q_proj", "k_proj", "v_proj")]
+    out: list[Triple] = [(a + f"{n}.weight", dt, (proj, h)) for n in ("q_proj", "k_proj", "v_proj")]
     out += [(a + f"{n}.weight", dt, (proj, 1, kernel)) for n in ("q_conv1d", "k_conv1d", "v_conv1d")]
     out += [
         (a + "A_log", "F32", (1, 1, nh, 1)),
@@ -1163,7 +1163,7 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
         patch, channels = v.get("patch_size") or 14, v.get("in_channels") or 3
         temporal = v.get("temporal_patch_size")
         kernel = (d, channels, temporal, patch, patch) if temporal else (d, channels, patch, patch)
-        out: list[Triple] = [
+        out = [
             ("vision_tower.patch_embed.proj.weight", dt, kernel),
             (
                 "vision_tower.patch_embed.pos_emb.weight",

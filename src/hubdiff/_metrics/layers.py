@@ -317,12 +317,12 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
         offset = cfg.number("expert_layer_offset", default=0) or 0
         return ["moe" if i >= offset and (i - offset) % period == 0 else "dense" for i in range(n)]
     first_dense = cfg.number("first_k_dense_replace", default=0) or 0
-    freq = cfg.number("moe_layer_freq", default=1) or 1
+    moe_every = int(cfg.number("moe_layer_freq", default=1) or 1)
     step = cfg.number("decoder_sparse_step", "interleave_moe_layer_step", default=1) or 1
     only_dense = set(cfg.int_list("mlp_only_layers") or [])
     out = []
     for i in range(n):
-        moe = i >= first_dense and i % freq == 0 and (i + 1) % step == 0 and i not in only_dense
+        moe = i >= first_dense and i % moe_every == 0 and (i + 1) % step == 0 and i not in only_dense
         out.append("moe" if moe else "dense")
     return out
 
