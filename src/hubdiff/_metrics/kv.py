@@ -6,9 +6,11 @@ Two profiles:
   header-level analysis). MLA stores ``kv_lora_rank + qk_rope_head_dim`` per layer; full attention
   ``kv_heads x (head_dim + v_head_dim)`` (keys and values, with each layer's own head counts); a DSA indexer ``index_head_dim`` keys in the layers that run their own
   indexer (divided by ``index_kpool`` when pooling shrinks what is stored).
-- ``vllm``: vLLM's layouts. MLA in FP8 stores the 512-wide latent in FP8, one float32 scale per 128
-  values and the RoPE part in BF16: 512 + 16 + 64 x 2 = 656 bytes per layer per token. Indexer keys in
-  FP8 carry a float32 scale per 128 values (128 + 4 = 132 bytes). Other attention: as naive.
+- ``vllm``: vLLM's layouts (0.33.0). Sparse MLA (DSA) in FP8 stores the 512-wide latent in FP8, one
+  float32 scale per 128 values and the RoPE part in BF16: 512 + 16 + 64 x 2 = 656 bytes per layer per
+  token (fp8_ds_mla: v1/attention/backends/mla/flashmla_sparse.py); dense MLA in FP8 stores latent and
+  RoPE as plain FP8 elements (576 bytes for DeepSeek-V3). Indexer keys in FP8 carry a float32 scale per
+  128 values (128 + 4 = 132 bytes). Other attention: as naive.
 
 Recurrent layers hold a fixed state per sequence: KDA's recurrent state is float32 in the engines
 (heads x head_dim x head_dim x 4 bytes) plus a short-convolution state ((kernel - 1) x 3 x heads x
@@ -135,7 +137,7 @@ def kv_report(
     mla_layers = by_kind.get("mla", []) + by_kind.get("dsa", [])
     per: float
     if mla_layers:
-        if profile == "vllm" and dtype in ("fp8", "f8"):
+        if profile == "vllm" and dtype in ("fp8", "f8") and by_kind.get("dsa"):  # fp8_ds_mla
             per = kv_lora + (kv_lora // 128) * 4 + rope * 2
             formula = f"{kv_lora} fp8 + {kv_lora // 128} × 4 scale + {rope} × 2 rope"
         else:
