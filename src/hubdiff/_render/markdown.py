@@ -201,11 +201,17 @@ CLAIMABLE = (
 @cache
 def environment(template_dir: Path | None = None) -> jinja2.Environment:
     """One per template folder and process, so that the templates (``_macros.md.j2`` above all) are
-    compiled once for every form a run renders. Compiled in memory only: a bytecode cache on disk is
-    code read back with ``marshal``, and a cache folder can be planted (one restored in CI)."""
+    compiled once for every form a run renders. Never a bytecode cache on disk: that is code read back
+    with ``marshal``, and a cache folder can be planted (one restored in CI). The shipped templates
+    come compiled with the package instead (``compiled``), used while they are fresh; a template of
+    ``template_dir`` overrides the shipped one of its name, as before."""
+    from . import compiled
+
     loaders: list[jinja2.BaseLoader] = []
     if template_dir is not None:
         loaders.append(jinja2.FileSystemLoader(str(template_dir)))
+    if compiled.fresh(jinja2.__version__):
+        loaders.append(jinja2.ModuleLoader(str(compiled.HERE)))
     loaders.append(jinja2.FileSystemLoader(str(files("hubdiff.templates"))))
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
