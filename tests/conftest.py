@@ -12,6 +12,9 @@ os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
 os.environ["NO_PROXY"] = "127.0.0.1,localhost"
 os.environ["no_proxy"] = "127.0.0.1,localhost"
 os.environ.pop("HF_TOKEN", None)
+# text output is fitted to $COLUMNS when set; pytest-xdist's workers get COLUMNS=80 from it, and a
+# developer's shell may export one: tests that want a width set it themselves
+os.environ.pop("COLUMNS", None)
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hubdiff-test-hf-home-")
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # a closed port: nothing may fall back to the real Hub
 
