@@ -199,3 +199,9 @@ def test_check_reads_only_the_repo_that_moved(owners):
     rest = [e for e in log if e not in listings]
     assert len(rest) == 1 + 1 + 2 + 2 * 2
     assert all(moved in e.path or e.host == "cdn" for e in rest)
+
+
+def test_the_settings_default_is_the_parsers():
+    from hubdiff._source import parsing, spec
+
+    assert spec.HubSettings().processes_from_shards == spec.MANY_SHARDS == parsing.MANY_SHARDS

@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError, reading
 from ..snapshot import Snapshot
 from .cache import SnapshotCache
-from .parsing import MANY_SHARDS
 from .repo_id import is_repo_id
 
 if TYPE_CHECKING:
     from .._metrics import Metrics, MetricsOptions
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
+# parsing.MANY_SHARDS, written out: importing parsing (subprocess, the header checks) cost a warm run,
+# which parses nothing, ~5 ms (tests/test_round_trips.py checks that the two agree)
+MANY_SHARDS = 24
 # Header reads in flight at once, over the whole process (a check reads several repos side by side).
 # Latency, not bandwidth, bounds a read of many small ranges: 8 at a time made 160 shards 20 round trips
 # in sequence, where the Hub's budgets are per 5-minute window, not per connection (hub-docs
