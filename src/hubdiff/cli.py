@@ -153,7 +153,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
 
 class _EarlyImport:
-    """Import transformers (~1.4 s, ~40 MiB) in a thread while the headers of a Hub repo are read.
+    """Read the config with transformers (~1.4 s, ~40 MiB to import) while the headers of a Hub repo
+    are read: in a child process (``_metrics.config_child``), else by importing it in a thread.
 
     Called with the config as soon as the Hub has sent it, so the import starts only when the metrics
     will use it (a config with a model_type, read through transformers' classes): reading a repo
@@ -167,8 +168,11 @@ class _EarlyImport:
 
     def __call__(self, config: dict[str, Any]) -> None:
         from ._metrics import needs_transformers, prepare_transformers
+        from ._metrics.config_child import start
 
         if self.thread is None and needs_transformers(config, self.options):
+            if start(config):  # read in a child, on another core: this process never imports it
+                return
             self.thread = threading.Thread(
                 target=prepare_transformers, name="import-transformers", daemon=True
             )

@@ -12,6 +12,8 @@ recorded, so that a key nobody read can be reported instead of silently ignored.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import sys
@@ -195,11 +197,67 @@ def wants_transformers(raw: dict[str, Any]) -> bool:
     return isinstance(model_type, str) and bool(model_type) and absurd_layer_count(raw) is None
 
 
+# Answers of transformers' classes read elsewhere (``config_child``: a child process started when the
+# Hub sent the config), by ``config_key``: each a call that waits for the answer, None when there is none
+PREREAD: dict[str, Any] = {}
+CHILD_FORMAT = 1  # of a child's answer: {"format", "answer"}
+
+
+def config_key(raw: dict[str, Any]) -> str | None:
+    """The config as a key: an answer read elsewhere is for exactly this config (keys in order)."""
+    try:
+        text = json.dumps(raw, allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def tagged(value: Any) -> Any:
+    """``value`` as JSON that reads back exactly: each container a list tagged with its type (tuples,
+    int keys such as ``id2label``'s stay what they were); TypeError for anything but plain values."""
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str):
+        return value
+    if kind in (list, tuple):
+        return [kind.__name__, *map(tagged, value)]
+    if kind is dict:
+        return ["dict", *(tagged(item) for pair in value.items() for item in pair)]
+    raise TypeError(f"{kind.__name__} is not a plain value")
+
+
+def untagged(data: Any) -> Any:
+    """The inverse of ``tagged``; ValueError or TypeError for what ``tagged`` never writes."""
+    kind = type(data)
+    if data is None or kind in (bool, int, float, str):
+        return data
+    if kind is list and data:
+        tag, items = data[0], [untagged(item) for item in data[1:]]
+        if tag == "list":
+            return items
+        if tag == "tuple":
+            return tuple(items)
+        if tag == "dict" and len(items) % 2 == 0:
+            return dict(zip(items[::2], items[1::2]))  # an unhashable key: TypeError
+    raise ValueError("not a tagged value")
+
+
+def _preread(raw: dict[str, Any]) -> Any:
+    """The answer read elsewhere for ``raw``, or None (none was started, or it gave no answer)."""
+    if not PREREAD:
+        return None
+    key = config_key(raw)
+    wait = PREREAD.get(key) if key is not None else None
+    return wait() if wait is not None else None
+
+
 def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str] | str:
     """(text config, vision config, reader) through transformers, or why it could not be used."""
     model_type = raw.get("model_type")
     if not isinstance(model_type, str) or not model_type:  # no class to look up: not worth the import
         return "no model_type: read from config keys"
+    answer = _preread(raw)
+    if answer is not None:
+        return answer  # type: ignore[no-any-return]  # checked by config_child.parse_answer
     transformers = _transformers()
     if transformers is None:
         return "transformers not installed: read from config keys"
@@ -447,3 +505,20 @@ class ArchConfig:
                     return bits
         bits = _num(quant.get("bits")) or _num(quant.get("num_bits"))
         return bits or 4
+
+
+def _child_main() -> None:
+    """A child's side of ``config_child``: the config on stdin, the tagged answer on stdout.
+
+    Run by its path (no package imported): what it prints is this module's own reading, and any
+    failure (an answer that is not plain, MemoryError) is a non-zero exit, which the parent ignores.
+    """
+    raw = json.loads(sys.stdin.buffer.read())
+    if type(raw) is not dict:
+        raise SystemExit(2)
+    answer = _with_transformers(raw)
+    sys.stdout.write(json.dumps({"format": CHILD_FORMAT, "answer": tagged(answer)}, allow_nan=True))
+
+
+if __name__ == "__main__":
+    _child_main()

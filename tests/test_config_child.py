@@ -1,0 +1,178 @@
+"""transformers' reading of a config in a child process: the same answer as in process, or none.
+
+A cold ``metrics`` reads the config with transformers' class in a child (``_metrics.config_child``)
+so that the reading process never imports it. The figures must stay byte for byte those of the
+in-process path, so the answer's round trip through the child's JSON is checked on every corpus
+config and every configuration class's own defaults; a real child is compared on configs with and
+without a vision tower; and what a child may hand back that is not an answer (garbage, another
+shape, a failed child) must leave the in-process path to read the config.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hubdiff._metrics import config as config_module
+from hubdiff._metrics import config_child
+from hubdiff._metrics.config import tagged, untagged
+from hubdiff.testing import CommitSpec, RepoSpec
+
+DATA = Path(__file__).parent / "data"
+CORPUS = DATA / "corpus"
+
+
+def _configs() -> list[dict[str, Any]]:
+    folders = [*DATA.iterdir(), *CORPUS.iterdir()]
+    return [json.loads((f / "config.json").read_text()) for f in folders if (f / "config.json").is_file()]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down (repr tells 1 from 1.0, a tuple from a list, and
+    NaN equals itself there)."""
+    return repr(a) == repr(b)
+
+
+def _in_process(raw: dict[str, Any]) -> Any:
+    saved = dict(config_module.PREREAD)
+    config_module.PREREAD.clear()
+    try:
+        return config_module._with_transformers(raw)
+    finally:
+        config_module.PREREAD.update(saved)
+
+
+@pytest.fixture(autouse=True)
+def _no_prereads() -> Any:
+    config_module.PREREAD.clear()
+    yield
+    config_module.PREREAD.clear()
+
+
+def test_answers_read_back_exactly() -> None:
+    """Every answer transformers' classes give, through the child's JSON and back, is what it was."""
+    transformers = config_module._transformers()  # as the CLI imports it: torch hidden
+    raws = _configs()
+    for model_type in sorted(transformers.CONFIG_MAPPING.keys()):
+        try:
+            raws.append(
+                json.loads(json.dumps(transformers.CONFIG_MAPPING[model_type]().to_dict(), default=str))
+            )
+        except Exception:  # a class that cannot build its own defaults: nothing to read
+            continue
+    checked = unplain = 0
+    for raw in raws:
+        answer = _in_process(raw)
+        try:
+            text = json.dumps({"format": config_module.CHILD_FORMAT, "answer": tagged(answer)})
+        except TypeError:  # the child exits without an answer: the in-process path reads it
+            unplain += 1
+            continue
+        back = config_child.parse_answer(text.encode())
+        assert _same(back, answer), raw.get("model_type")
+        checked += 1
+    assert checked >= 500
+    assert unplain <= checked // 20  # the child must be the path of nearly every config
+
+
+def _cli(argv: list[str], env: dict[str, str], child: bool) -> tuple[str, bool]:
+    """``hubdiff argv`` in a fresh interpreter (torch not imported), the child on or off; its output
+    and whether the process itself imported transformers."""
+    off = "" if child else "import hubdiff._metrics.config_child as c; c.start = lambda raw: False; "
+    code = (
+        f"import sys; {off}from hubdiff.cli import main; code = main({argv!r}); "
+        "sys.stderr.write('imported:%s' % ('transformers' in sys.modules)); sys.exit(code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout, done.stderr.endswith("imported:True")
+
+
+@pytest.mark.parametrize("folder", ["DeepSeek-V3", "Qwen3-VL-30B-A3B-Instruct"])
+def test_a_cold_metrics_reads_in_a_child_as_in_process(hub: Any, tmp_path: Path, folder: str) -> None:
+    """The report of a cold ``metrics`` is byte for byte the in-process one, and the reading process
+    never imported transformers (its class was read in the child)."""
+    config = (DATA / folder / "config.json").read_bytes()
+    tensors = [(f"model.layers.{i}.mlp.gate.weight", "BF16", (8, 16)) for i in range(3)]
+    hub.add(RepoSpec("org/m", [CommitSpec({"config.json": config}, tensors)]))
+    outputs = {}
+    for child in (True, False):
+        env = {"HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / f"cache-{child}")}
+        text, imported = _cli(["metrics", "org/m", "--json"], env, child)
+        assert imported is not child
+        assert '"config read with transformers ' in text
+        outputs[child] = text
+    assert outputs[True] == outputs[False]
+
+
+def test_an_answer_is_for_its_own_config_only() -> None:
+    raw = json.loads((DATA / "DeepSeek-V3" / "config.json").read_text())
+    planted = ({"hidden_size": 1}, None, "config read with transformers 0 Planted")
+    config_module.PREREAD[config_module.config_key(raw) or ""] = lambda: planted
+    other = {**json.loads(json.dumps(raw)), "hidden_size": raw["hidden_size"] * 2}
+    assert config_module._with_transformers(other) != planted
+    assert config_module._with_transformers(raw) == planted  # what the key was registered for
+
+
+def test_a_failed_child_leaves_the_config_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = json.loads((DATA / "Mixtral-8x7B-v0.1" / "config.json").read_text())
+    with monkeypatch.context() as m:  # as in a CLI process: neither imported yet
+        m.delitem(sys.modules, "torch", raising=False)
+        m.delitem(sys.modules, "transformers", raising=False)
+        m.setattr(sys, "executable", "/bin/false")  # starts, exits 1, prints nothing
+        assert config_child.start(raw)
+    assert config_module._preread(raw) is None
+    assert _same(config_module._with_transformers(raw), _in_process(raw))
+
+
+@pytest.mark.parametrize(
+    "out",
+    [
+        b"",
+        b"not json",
+        b"[]",
+        b'{"format": 2, "answer": "x"}',
+        b'{"format": 1}',
+        b'{"format": 1, "answer": ["tuple", ["dict"], null]}',  # two parts, not three
+        b'{"format": 1, "answer": ["tuple", ["list"], null, "config read with transformers 5"]}',
+        b'{"format": 1, "answer": ["tuple", ["dict", 1, 2], null, "config read with transformers 5"]}',
+        b'{"format": 1, "answer": ["tuple", ["dict"], null, "read from config keys"]}',
+        b'{"format": 1, "answer": ["tuple", ["dict"], ["dict", ["list"], 1], "config read with transformers 5"]}',
+        b'{"format": 1, "answer": ["set", 1]}',
+        b'{"format": 1, "answer": "transformers not installed: read from config keys"}',
+        b'{"format": 1, "answer": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+    ],
+)
+def test_what_is_not_an_answer_is_none(out: bytes) -> None:
+    assert config_child.parse_answer(out) is None
+
+
+def test_no_child_where_this_process_has_imported_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = json.loads((DATA / "Mixtral-8x7B-v0.1" / "config.json").read_text())
+    monkeypatch.setitem(sys.modules, "torch", sys.modules.get("torch") or types.ModuleType("torch"))
+    assert not config_child.start(raw)
+    assert config_module.PREREAD == {}
+
+
+def test_tagged_values_keep_their_types() -> None:
+    value = {"a": (1, 2.0), 3: [None, True, float("inf")], "n": -0.0}
+    back = untagged(json.loads(json.dumps(tagged(value))))
+    assert _same(back, value)
+    with pytest.raises(TypeError):
+        tagged({"x": object()})
+    with pytest.raises(ValueError):
+        untagged(["frozenset", 1])
