@@ -40,6 +40,10 @@ def test_a_run_loads_them_and_a_template_folder_still_overrides_them(tmp_path):
     assert Path(mine.filename) == tmp_path / "report.md.j2"
     # what the override does not replace still comes compiled
     assert Path(environment(tmp_path).get_template("summary.md.j2").filename).parent == compiled.HERE
+    # and a template's source can still be had through the environment's loader (the compiled loader
+    # holds none and passes)
+    env = environment(None)
+    assert env.loader.get_source(env, "report.md.j2")[0] == compiled.source_of("report.md.j2")
 
 
 def test_compiled_and_source_templates_render_the_same(hub, tmp_path):

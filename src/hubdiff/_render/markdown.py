@@ -198,6 +198,14 @@ CLAIMABLE = (
 )
 
 
+class _Compiled(jinja2.ModuleLoader):
+    """The compiled templates, which hold no sources: asking it for one passes to the next loader
+    (jinja2's ``ModuleLoader`` raises instead, which would stop a ``ChoiceLoader``)."""
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str | None, Any]:
+        raise jinja2.TemplateNotFound(template)
+
+
 @cache
 def environment(template_dir: Path | None = None) -> jinja2.Environment:
     """One per template folder and process, so that the templates (``_macros.md.j2`` above all) are
@@ -211,7 +219,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
     if template_dir is not None:
         loaders.append(jinja2.FileSystemLoader(str(template_dir)))
     if compiled.fresh(jinja2.__version__):
-        loaders.append(jinja2.ModuleLoader(str(compiled.HERE)))
+        loaders.append(_Compiled(str(compiled.HERE)))
     loaders.append(jinja2.FileSystemLoader(str(files("hubdiff.templates"))))
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
