@@ -203,7 +203,8 @@ def failed(title: str, exc: Exception, baseline: Path | None = None, line: int |
     access = exc.access if isinstance(exc, SourceError) else None
     if access is not None:
         kind = access if access in ("gated", "disabled") else "vanished"
-        return RepoResult(title, baseline=baseline, line=line, kind=kind, note=exc.problem)
+        problem = exc.problem if isinstance(exc, SourceError) else None
+        return RepoResult(title, baseline=baseline, line=line, kind=kind, note=problem)
     return RepoResult(title, error=failure(exc), baseline=baseline, line=line)
 
 

@@ -27,6 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
@@ -211,7 +212,7 @@ class HubReader:
                 headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
             request = session.build_request("GET", url, params=params, headers=headers, timeout=timeout)
             response = _by_deadline(
-                lambda request=request: session.send(request, stream=True, follow_redirects=False), deadline
+                partial(session.send, request, stream=True, follow_redirects=False), deadline
             )
             GATE.observe(response.headers, self.settings.max_wait_s)
             try:
@@ -295,7 +296,7 @@ class HubReader:
             if len(seen) == MAX_LISTING_PAGES:
                 raise SourceError(author, None, "model listing", f"more than {MAX_LISTING_PAGES} pages")
             answer = self._attempts(
-                lambda url=url, params=params: self._request(url, MAX_PAGE_BYTES, params=params),
+                partial(self._request, url, MAX_PAGE_BYTES, params=params),
                 author,
                 None,
                 "model listing",
@@ -539,6 +540,12 @@ def small_files(sizes: dict[str, int | None], headers: bool) -> list[tuple[str, 
     return files + [(c.index, MAX_INDEX_BYTES) for c in layout.components if c.index is not None]
 
 
+def _close_if_answered(late: Future[Any]) -> None:
+    """A response that came after its deadline: closed, so that its connection goes back to the pool."""
+    if late.exception() is None:
+        late.result().close()
+
+
 def _by_deadline(send: Callable[[], httpx2.Response], deadline: float) -> httpx2.Response:
     """The answer's status line and headers, or ``_Retryable`` once the deadline has passed.
 
@@ -557,7 +564,7 @@ def _by_deadline(send: Callable[[], httpx2.Response], deadline: float) -> httpx2
     try:
         return sent.result(timeout=max(0.0, deadline - time.monotonic()))
     except FutureTimeout:
-        sent.add_done_callback(lambda late: late.exception() is None and late.result().close())
+        sent.add_done_callback(_close_if_answered)
         raise _Retryable(f"headers still arriving after {DEADLINE_TIMEOUTS} x the timeout") from None
 
 

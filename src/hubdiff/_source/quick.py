@@ -84,7 +84,13 @@ def listing(settings: HubSettings, owner: str, max_pages: int) -> dict[str, str]
         for item in data:
             repo = item.get("id") if isinstance(item, dict) else None
             sha = item.get("sha") if isinstance(item, dict) else None
-            if is_repo_id(repo) and "/" in repo and isinstance(sha, str) and _SHA.fullmatch(sha):
+            if (
+                isinstance(repo, str)
+                and is_repo_id(repo)
+                and "/" in repo
+                and isinstance(sha, str)
+                and _SHA.fullmatch(sha)
+            ):
                 out[repo] = sha
         match = _NEXT.search(headers.get("Link") or "")
         url = match.group(1) if match else None
