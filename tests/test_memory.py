@@ -49,3 +49,13 @@ def test_the_text_says_the_sum_and_what_it_rests_on(capsys):
     assert (
         refused.value.code == 2 and "--batch-size: must be a positive whole number" in capsys.readouterr().err
     )
+
+
+def test_reports_show_the_memory_of_each_side(capsys):
+    assert main(["diff", "examples/old", "examples/new", "--format", "markdown"]) == 1
+    out = capsys.readouterr().out
+    # old: 106,816 bf16 parameters (213,632 B) + 256 B a token x 8,192 = 2,310,784 B;
+    # new: 102,720 (205,440 B) + 128 B x 8,192 = 1,254,016 B
+    assert 106_816 * 2 + 256 * 8_192 == 2_310_784 and 102_720 * 2 + 128 * 8_192 == 1_254_016
+    row = "| memory (weights + KV and state, one sequence) | 2.3 MB at 8,192 tokens | 1.3 MB at 8,192 tokens ◀ |"
+    assert row in out

@@ -27,6 +27,7 @@ import jinja2
 from .._compare.claims import ClaimResult, restated
 from .._compare.release import hub_count
 from .._metrics import Metrics
+from .._metrics.memory import total_memory
 from ..errors import UsageError
 from ..jobs import Report
 from ..units import gib, human_bytes, human_count
@@ -180,6 +181,18 @@ def architecture_rows(old: Metrics, new: Metrics) -> list[tuple[str, str, str]]:
     ]
 
 
+def memory_row(old: Any, new: Any) -> tuple[str, str, str]:
+    """Weights + one sequence's KV cache and state at each side's own context (``metrics --batch-size``
+    for more): the stored bytes when headers were read, else the estimate's."""
+
+    def one(side: Any) -> str:
+        stored = side.snapshot.tensor_bytes() if side.metrics.basis == "headers" else None
+        m = total_memory(side.metrics, stored)
+        return f"{human_bytes(m.total_bytes)} at {m.context_tokens:,} tokens"
+
+    return "memory (weights + KV and state, one sequence)", one(old), one(new)
+
+
 def kv_derivation(metrics: Metrics) -> str:
     terms = [f"{g.layers} × {g.formula}" for g in metrics.kv.groups if g.window_tokens is None]
     return " + ".join(terms) + f" = {metrics.kv.bytes_per_token:,} bytes/token" if terms else "no KV cache"
@@ -246,6 +259,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
     env.globals.update(
         layer_strip=layer_strip,
         architecture_rows=architecture_rows,
+        memory_row=memory_row,
         kv_derivation=kv_derivation,
         change=change,
         by_impact=by_impact,

@@ -178,6 +178,8 @@ def root(context, missing=missing):
     def macro(l_1_c):
         t_23 = []
         l_1_architecture_rows = resolve('architecture_rows')
+        l_1_memory_row = resolve('memory_row')
+        l_1_label = l_1_a = l_1_b = missing
         if l_1_c is missing:
             l_1_c = undefined("parameter 'c' was not provided", name='c')
         pass
@@ -208,6 +210,23 @@ def root(context, missing=missing):
                 ' |\n',
             )
         l_2_label = l_2_a = l_2_b = missing
+        (l_1_label, l_1_a, l_1_b) = context.call((undefined(name='memory_row') if l_1_memory_row is missing else l_1_memory_row), environment.getattr(l_1_c, 'old'), environment.getattr(l_1_c, 'new'))
+        t_23.extend((
+            '| ',
+            str(environment.finalize((undefined(name='label') if l_1_label is missing else l_1_label))),
+            ' | ',
+            str(environment.finalize(t_10((undefined(name='a') if l_1_a is missing else l_1_a)))),
+            ' | ',
+            str(environment.finalize(t_10((undefined(name='b') if l_1_b is missing else l_1_b)))),
+        ))
+        if ((undefined(name='a') if l_1_a is missing else l_1_a) != (undefined(name='b') if l_1_b is missing else l_1_b)):
+            pass
+            t_23.append(
+                ' ◀',
+            )
+        t_23.append(
+            ' |\n',
+        )
         return concat(t_23)
     context.exported_vars.add('architecture')
     context.vars['architecture'] = l_0_architecture = Macro(environment, macro, 'architecture', ('c',), False, False, False, context.eval_ctx.autoescape)
@@ -724,7 +743,7 @@ def root(context, missing=missing):
                     pass
                     t_31.extend((
                         str(environment.finalize(t_2(environment.getattr(environment.getattr(l_2_x, 'claim'), 'name')))),
-                        str(environment.finalize((', ' if (not environment.getattr(l_2_loop, 'last')) else cond_expr_undefined("the inline if-expression on line 174 in '_macros.md.j2' evaluated to false and no else section was defined.")))),
+                        str(environment.finalize((', ' if (not environment.getattr(l_2_loop, 'last')) else cond_expr_undefined("the inline if-expression on line 176 in '_macros.md.j2' evaluated to false and no else section was defined.")))),
                     ))
                 l_2_loop = l_2_x = missing
                 t_31.append(
@@ -889,7 +908,7 @@ def root(context, missing=missing):
                 '\n**Reshaped tensors** (',
                 str(environment.finalize(t_7((undefined(name='reshaped') if l_1_reshaped is missing else l_1_reshaped)))),
                 ' pattern',
-                str(environment.finalize(('s' if (t_7((undefined(name='reshaped') if l_1_reshaped is missing else l_1_reshaped)) != 1) else cond_expr_undefined("the inline if-expression on line 231 in '_macros.md.j2' evaluated to false and no else section was defined.")))),
+                str(environment.finalize(('s' if (t_7((undefined(name='reshaped') if l_1_reshaped is missing else l_1_reshaped)) != 1) else cond_expr_undefined("the inline if-expression on line 233 in '_macros.md.j2' evaluated to false and no else section was defined.")))),
                 '):\n',
             ))
             for l_2_x in (undefined(name='reshaped') if l_1_reshaped is missing else l_1_reshaped)[:l_1_rows]:
@@ -1077,7 +1096,7 @@ def root(context, missing=missing):
                         str(environment.finalize(t_10(l_3_d))),
                         ' ',
                         str(environment.finalize(t_11(l_3_n))),
-                        str(environment.finalize((', ' if (not environment.getattr(l_3_loop, 'last')) else cond_expr_undefined("the inline if-expression on line 274 in '_macros.md.j2' evaluated to false and no else section was defined.")))),
+                        str(environment.finalize((', ' if (not environment.getattr(l_3_loop, 'last')) else cond_expr_undefined("the inline if-expression on line 276 in '_macros.md.j2' evaluated to false and no else section was defined.")))),
                     ))
                 l_3_loop = l_3_d = l_3_n = missing
                 t_36.extend((
@@ -1182,4 +1201,4 @@ def root(context, missing=missing):
     context.vars['claimable'] = l_0_claimable = Macro(environment, macro, 'claimable', ('r',), False, False, False, context.eval_ctx.autoescape)
 
 blocks = {}
-debug_info = '2=134&3=142&6=148&7=157&8=161&12=178&13=186&15=191&16=196&20=215&21=224&22=225&24=228&25=231&26=234&27=237&29=241&36=255&39=267&40=270&41=274&43=289&46=302&49=309&50=319&51=320&52=321&53=322&56=329&57=333&59=335&61=338&62=342&64=344&66=347&67=351&69=353&75=360&76=370&77=373&78=378&82=383&83=388&85=413&87=416&89=425&93=432&94=437&96=448&98=452&104=457&105=462&107=477&109=480&115=485&116=490&118=499&122=506&123=515&126=520&127=526&129=539&130=542&139=556&140=563&141=566&142=570&143=575&144=576&145=577&146=581&148=584&149=589&151=601&153=632&154=636&156=643&158=647&162=656&163=663&164=664&167=669&168=675&172=705&173=707&174=709&180=739&181=748&182=749&183=750&184=751&188=756&189=760&190=777&195=787&197=792&205=806&206=811&207=820&212=830&213=842&214=843&215=844&216=848&218=853&219=859&223=872&224=876&226=882&228=885&229=886&231=890&232=895&233=900&235=918&236=922&239=926&240=929&244=936&246=946&247=947&249=951&253=954&254=959&256=989&258=993&263=1000&264=1006&265=1007&266=1017&268=1020&269=1022&270=1032&273=1053&274=1061&280=1095&281=1103&283=1106&284=1111&286=1121&287=1127&289=1132&290=1136&292=1143&296=1151&297=1158&302=1162&303=1171'
+debug_info = '2=134&3=142&6=148&7=157&8=161&12=178&13=188&15=193&16=198&18=213&19=216&22=234&23=243&24=244&26=247&27=250&28=253&29=256&31=260&38=274&41=286&42=289&43=293&45=308&48=321&51=328&52=338&53=339&54=340&55=341&58=348&59=352&61=354&63=357&64=361&66=363&68=366&69=370&71=372&77=379&78=389&79=392&80=397&84=402&85=407&87=432&89=435&91=444&95=451&96=456&98=467&100=471&106=476&107=481&109=496&111=499&117=504&118=509&120=518&124=525&125=534&128=539&129=545&131=558&132=561&141=575&142=582&143=585&144=589&145=594&146=595&147=596&148=600&150=603&151=608&153=620&155=651&156=655&158=662&160=666&164=675&165=682&166=683&169=688&170=694&174=724&175=726&176=728&182=758&183=767&184=768&185=769&186=770&190=775&191=779&192=796&197=806&199=811&207=825&208=830&209=839&214=849&215=861&216=862&217=863&218=867&220=872&221=878&225=891&226=895&228=901&230=904&231=905&233=909&234=914&235=919&237=937&238=941&241=945&242=948&246=955&248=965&249=966&251=970&255=973&256=978&258=1008&260=1012&265=1019&266=1025&267=1026&268=1036&270=1039&271=1041&272=1051&275=1072&276=1080&282=1114&283=1122&285=1125&286=1130&288=1140&289=1146&291=1151&292=1155&294=1162&298=1170&299=1177&304=1181&305=1190'
