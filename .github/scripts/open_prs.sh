@@ -109,7 +109,9 @@ propose() {
     if ! git push -q --force-with-lease="refs/heads/$branch:$remote" "$url" "$commit:refs/heads/$branch" \
       2> "$tmp/push.err"; then
       cat "$tmp/push.err" >&2
-      if grep -q "stale info" "$tmp/push.err"; then return $RETRY; fi
+      # the lease lost ("stale info"), or the ref moved while this push held it ("cannot lock ref",
+      # git's receive-pack, on GitHub as on a local remote): another run pushed; look again
+      if grep -qE "stale info|cannot lock ref" "$tmp/push.err"; then return $RETRY; fi
       return 1
     fi
     echo "$family: pushed $commit to $branch"
