@@ -349,13 +349,26 @@ def cmd_baseline_init(args: argparse.Namespace) -> int:
     return errors.EXIT_OK
 
 
-def cmd_baseline_update(args: argparse.Namespace) -> int:
-    from ._baseline import load_baseline, unknown_repos, update_baseline
+def _selected(args: argparse.Namespace) -> tuple[list[Any], list[str], list[tuple[Path, set[str] | None]]]:
+    """The baselines named (every file validated before anything is fetched or written), the --repo
+    names none of them tracks, and each file to work on with the repos of it --repo asks for (None: all)."""
+    from ._baseline import load_baseline, unknown_repos
 
-    paths = _baseline_paths(args)
-    baselines = [load_baseline(p) for p in paths]  # every file is validated before anything is fetched
+    baselines = [load_baseline(p) for p in _baseline_paths(args)]
     only = set(args.repo) if args.repo else None
     missing = unknown_repos(only or (), (r.repo for b in baselines for r in b.repos))
+    work = []
+    for baseline in baselines:
+        repos = {r.repo for r in baseline.repos}
+        if only is None or repos & only:
+            work.append((baseline.path, only & repos if only else None))
+    return baselines, missing, work
+
+
+def cmd_baseline_update(args: argparse.Namespace) -> int:
+    from ._baseline import update_baseline
+
+    baselines, missing, work = _selected(args)
     if missing:
         raise errors.UsageError(
             f"no baseline tracks {', '.join(missing)} (tracked: "
@@ -364,14 +377,11 @@ def cmd_baseline_update(args: argparse.Namespace) -> int:
         )
     sources = sources_from(args)
     refused = False
-    for baseline in baselines:
-        repos = {r.repo for r in baseline.repos}
-        if only is not None and not repos & only:
-            continue
-        for line in update_baseline(baseline.path, sources, only=only & repos if only else None):
+    for path, repos in work:
+        for line in update_baseline(path, sources, only=repos):
             print(line)
         if args.accept_claims:
-            refused |= _accept(baseline.path, only & repos if only else None)
+            refused |= _accept(path, repos)
     return errors.EXIT_CHANGED if refused else errors.EXIT_OK
 
 
@@ -388,19 +398,12 @@ def _accept(path: Path, only: set[str] | None) -> bool:
 
 
 def cmd_baseline_accept(args: argparse.Namespace) -> int:
-    from ._baseline import load_baseline, unknown_repos
-
-    paths = _baseline_paths(args)
-    baselines = [load_baseline(p) for p in paths]  # every file is validated before any is written
-    only = set(args.repo) if args.repo else None
-    missing = unknown_repos(only or (), (r.repo for b in baselines for r in b.repos))
+    _, missing, work = _selected(args)
     if missing:
         raise errors.UsageError(f"no baseline tracks {', '.join(missing)}")
     refused = False
-    for baseline in baselines:
-        repos = {r.repo for r in baseline.repos}
-        if only is None or repos & only:
-            refused |= _accept(baseline.path, only & repos if only else None)
+    for path, repos in work:
+        refused |= _accept(path, repos)
     return errors.EXIT_CHANGED if refused else errors.EXIT_OK
 
 
