@@ -22,6 +22,15 @@ from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
 from hubdiff.testing.replica import RateLimits
 
 BIG_REPO = "bench/moe-160"
+HUBDIFF = [sys.executable, "-m", "hubdiff"]
+
+
+def init_big_baseline(baselines: Path, endpoint: str) -> list[str]:
+    """The command that records the bench repo into ``baselines/bench.yaml``."""
+    return [*HUBDIFF, "baseline", "init", BIG_REPO, "--family", "bench", "--baseline-dir", str(baselines),
+            "--endpoint", endpoint]  # fmt: skip
+
+
 # Released config.json files, byte for byte (copies in tests/data; origins in ../shared/real-models/SOURCES.md)
 REAL_CONFIGS = Path(__file__).resolve().parents[1] / "tests" / "data"
 BIG_CONFIG = "DeepSeek-V3"  # model_type deepseek_v3: transformers' DeepseekV3Config reads it

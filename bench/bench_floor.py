@@ -37,14 +37,22 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import BENCH_LIMITS, BIG_REPO, RemoteReplica, big_tensors, real_config, run_process
+from _common import (
+    BENCH_LIMITS,
+    BIG_REPO,
+    HUBDIFF,
+    RemoteReplica,
+    big_tensors,
+    init_big_baseline,
+    real_config,
+    run_process,
+)
 
 from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
 
 ENV = {"HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1", "NO_PROXY": "127.0.0.1,localhost"}
 FLOOR_ROUNDS = 1 + 2 + 2 + 2
 ROUNDS_S = 0.1  # a round ends once no request came for this long
-HUBDIFF = [sys.executable, "-m", "hubdiff"]
 
 
 def big(latency_s: float = 0.0, rounds_s: float = 0.0) -> HubReplica:
@@ -202,18 +210,7 @@ def warm(latencies: list[float], n: int, src: str | None, work: Path) -> dict[st
                     repo, baselines = BIG_REPO, work / f"baselines-{latency}"
                     run(
                         "init",
-                        [
-                            *HUBDIFF,
-                            "baseline",
-                            "init",
-                            BIG_REPO,
-                            "--family",
-                            "bench",
-                            "--baseline-dir",
-                            str(baselines),
-                            "--endpoint",
-                            hub.endpoint,
-                        ],
+                        init_big_baseline(baselines, hub.endpoint),
                         None,
                         env,
                     )

@@ -24,9 +24,18 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import BIG_CONFIG, BIG_REPO, RemoteReplica, big_replica, median_row, run_process, table
+from _common import (
+    BIG_CONFIG,
+    BIG_REPO,
+    HUBDIFF,
+    RemoteReplica,
+    big_replica,
+    init_big_baseline,
+    median_row,
+    run_process,
+    table,
+)
 
-HUBDIFF = [sys.executable, "-m", "hubdiff"]
 REFERENCE = "huggingface_hub get_safetensors_metadata"
 INTERPRETER = "python -c pass (interpreter start)"
 FLOOR = "python: urllib.request and one request"
@@ -110,18 +119,7 @@ def measure_latency(latency_s: float, runs: int) -> list[dict[str, Any]]:
             check_cache = work / f"check-cache-{run}"
             run_process(
                 "baseline init",
-                [
-                    *HUBDIFF,
-                    "baseline",
-                    "init",
-                    BIG_REPO,
-                    "--family",
-                    "bench",
-                    "--baseline-dir",
-                    str(baselines),
-                    "--endpoint",
-                    hub.endpoint,
-                ],
+                init_big_baseline(baselines, hub.endpoint),
                 None,
                 {**env, "HUBDIFF_CACHE": str(work / f"init-cache-{run}")},
             )
