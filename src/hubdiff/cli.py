@@ -124,12 +124,12 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 def cmd_metrics(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from ._metrics import serving
     from ._metrics.memory import total_memory
+    from ._metrics.serving_flags import options_from_args
     from ._render.text import fit, memory_text, metrics_text
 
     options = replace(_options_from(args, config_only=args.config_only), witness=args.witness)
-    configurations = serving.options_from_args(args)
+    configurations = options_from_args(args)
     sources, spec = sources_from(args), parse_source(args.source)
     early = _EarlyImport(options) if spec.kind == "hub" and not sources.offline else None
     snapshot = sources.open(spec, headers=not args.config_only, on_config=early)
@@ -137,17 +137,22 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         early.join()
     with errors.reading(snapshot.source, snapshot.sha or None, "config.json"):
         metrics = sources.metrics(snapshot, options)
-        reports = [serving.serving_report(metrics, snapshot.patterns, o) for o in configurations]
+        serving_json, serving_text = None, ""
+        if configurations:  # serving is imported only when its flags are given
+            from ._metrics.serving import reports_text, serving_report
+
+            reports = [serving_report(metrics, snapshot.patterns, o) for o in configurations]
+            serving_json, serving_text = [r.to_json() for r in reports], reports_text(reports)
         stored = snapshot.tensor_bytes() if metrics.basis == "headers" else None
         memory = total_memory(metrics, stored, args.batch_size)
         if args.json:
             data = metrics.to_json()
             data["memory"] = memory.to_json()
-            if reports:
-                data["serving"] = [r.to_json() for r in reports]
+            if serving_json:
+                data["serving"] = serving_json
             text = json.dumps(data, indent=1) + "\n"
         else:
-            text = fit(metrics_text(metrics) + memory_text(memory) + serving.reports_text(reports))
+            text = fit(metrics_text(metrics) + memory_text(memory) + serving_text)
     print(printable_lines(text), end="")
     return errors.EXIT_OK
 
@@ -227,7 +232,7 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
 
 def _serving_options(p: argparse.ArgumentParser) -> None:
     """--tp, --ep, --pp and the KV pool's settings: figures per GPU by the engine's rules."""
-    from ._metrics.serving import add_arguments
+    from ._metrics.serving_flags import add_arguments
 
     add_arguments(p)
 
@@ -308,7 +313,7 @@ def emit(report: Report, args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ._metrics.serving import options_from_args
+    from ._metrics.serving_flags import options_from_args
     from .jobs import run_diff
 
     serving = options_from_args(args)
@@ -341,7 +346,7 @@ def cmd_baseline_init(args: argparse.Namespace) -> int:
     spec = parse_source(args.source)
     if spec.kind != "hub":
         raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
-    from ._metrics.serving import options_from_args
+    from ._metrics.serving_flags import options_from_args
 
     path = family_file(Path(args.baseline_dir), args.family, ".yaml")
     serving = options_from_args(args)
@@ -459,7 +464,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every subcommand is named (for ``hubdiff --help``), but only ``command``'s arguments are built
+    when it is given: building all of them is ~4 ms of a warm run that uses one."""
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
     parser = argparse.ArgumentParser(
         prog="hubdiff",
         description=(
@@ -488,11 +499,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help=SOURCE_HELP)
-    _revision(p)
-    _format(p, ["text", "json"], "text; json is the stable snapshot form")
-    _common(p)
-    p.set_defaults(func=cmd_snapshot)
+    if wanted("snapshot"):
+        p.add_argument("source", help=SOURCE_HELP)
+        _revision(p)
+        _format(p, ["text", "json"], "text; json is the stable snapshot form")
+        _common(p)
+        p.set_defaults(func=cmd_snapshot)
 
     p = sub.add_parser(
         "refs",
@@ -501,10 +513,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("repo", help="a Hub repo id, owner/name")
-    _format(p, ["text", "json"], "text")
-    _common(p)
-    p.set_defaults(func=cmd_refs)
+    if wanted("refs"):
+        p.add_argument("repo", help="a Hub repo id, owner/name")
+        _format(p, ["text", "json"], "text")
+        _common(p)
+        p.set_defaults(func=cmd_refs)
 
     p = sub.add_parser(
         "metrics",
@@ -516,20 +529,23 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help=SOURCE_HELP)
-    _revision(p)
-    _format(p, ["text", "json"], "text; json is documented in the README")
-    _metric_options(p)
-    p.add_argument("--config-only", action="store_true", help="estimate from config.json; read no headers")
-    p.add_argument(
-        "--witness",
-        action="store_true",
-        help="where torch is installed, also build transformers' own class on the meta device (offline, "
-        "never remote code, in a child process bounded in time) and say whether its count agrees",
-    )
-    _serving_options(p)
-    _common(p)
-    p.set_defaults(func=cmd_metrics)
+    if wanted("metrics"):
+        p.add_argument("source", help=SOURCE_HELP)
+        _revision(p)
+        _format(p, ["text", "json"], "text; json is documented in the README")
+        _metric_options(p)
+        p.add_argument(
+            "--config-only", action="store_true", help="estimate from config.json; read no headers"
+        )
+        p.add_argument(
+            "--witness",
+            action="store_true",
+            help="where torch is installed, also build transformers' own class on the meta device (offline, "
+            "never remote code, in a child process bounded in time) and say whether its count agrees",
+        )
+        _serving_options(p)
+        _common(p)
+        p.set_defaults(func=cmd_metrics)
 
     p = sub.add_parser(
         "diff",
@@ -538,14 +554,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES + "\n  (diff: 1 means the sources differ)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("old", help=SOURCE_HELP)
-    p.add_argument("new", help="the other source, same forms")
-    _revision(p, "each source that names none")
-    _metric_options(p)
-    _serving_options(p)
-    _report_options(p)
-    _common(p)
-    p.set_defaults(func=cmd_diff)
+    if wanted("diff"):
+        p.add_argument("old", help=SOURCE_HELP)
+        p.add_argument("new", help="the other source, same forms")
+        _revision(p, "each source that names none")
+        _metric_options(p)
+        _serving_options(p)
+        _report_options(p)
+        _common(p)
+        p.set_defaults(func=cmd_diff)
 
     p = sub.add_parser(
         "check",
@@ -557,51 +574,54 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _baseline_args(p)
-    _report_options(p)
-    _common(p)
-    p.set_defaults(func=cmd_check)
+    if wanted("check"):
+        _baseline_args(p)
+        _report_options(p)
+        _common(p)
+        p.set_defaults(func=cmd_check)
 
     p = sub.add_parser(
         "baseline", help="record (init), re-record (update) baselines, or accept their figures"
     )
-    bsub = p.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
-    b = bsub.add_parser("init", help="record a repo's current revision into baselines/FAMILY.yaml")
-    b.add_argument("source", help="owner/name[@revision]")
-    _revision(b)
-    b.add_argument("--family", required=True, help="the family file to record into (created if missing)")
-    b.add_argument("--baseline-dir", default="baselines")
-    _metric_options(b)
-    _serving_options(b)
-    _common(b)
-    b.set_defaults(func=cmd_baseline_init)
-    b = bsub.add_parser(
-        "update", help="re-record baselines at their tracked revisions, keeping claims and notes"
-    )
-    _baseline_args(b)
-    b.add_argument("--repo", action="append", help="only this repo (repeatable)")
-    b.add_argument(
-        "--accept-claims",
-        action="store_true",
-        help="then restate the claims the new figures break, as hubdiff baseline accept does",
-    )
-    _common(b)
-    b.set_defaults(func=cmd_baseline_update)
-    b = bsub.add_parser(
-        "accept",
-        help="restate the claims the recorded figures no longer support, in their own unit and precision",
-        description=(
-            "Accept the measured figures: every claim that the baseline's recorded figures and config "
-            "(as a re-record, or a watch pull request, wrote them) no longer support is rewritten from "
-            "them, in the unit and precision it was written in; comments and every other line are kept. "
-            "Reads no Hub: the figures are the file's."
-        ),
-        epilog=EXIT_CODES + "\n  (accept: 1 means some broken claims could not be restated; each is named)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    _baseline_args(b)
-    b.add_argument("--repo", action="append", help="only this repo (repeatable)")
-    b.set_defaults(func=cmd_baseline_accept)
+    if wanted("baseline"):
+        bsub = p.add_subparsers(dest="baseline_command", metavar="ACTION", required=True)
+        b = bsub.add_parser("init", help="record a repo's current revision into baselines/FAMILY.yaml")
+        b.add_argument("source", help="owner/name[@revision]")
+        _revision(b)
+        b.add_argument("--family", required=True, help="the family file to record into (created if missing)")
+        b.add_argument("--baseline-dir", default="baselines")
+        _metric_options(b)
+        _serving_options(b)
+        _common(b)
+        b.set_defaults(func=cmd_baseline_init)
+        b = bsub.add_parser(
+            "update", help="re-record baselines at their tracked revisions, keeping claims and notes"
+        )
+        _baseline_args(b)
+        b.add_argument("--repo", action="append", help="only this repo (repeatable)")
+        b.add_argument(
+            "--accept-claims",
+            action="store_true",
+            help="then restate the claims the new figures break, as hubdiff baseline accept does",
+        )
+        _common(b)
+        b.set_defaults(func=cmd_baseline_update)
+        b = bsub.add_parser(
+            "accept",
+            help="restate the claims the recorded figures no longer support, in their own unit and precision",
+            description=(
+                "Accept the measured figures: every claim that the baseline's recorded figures and config "
+                "(as a re-record, or a watch pull request, wrote them) no longer support is rewritten from "
+                "them, in the unit and precision it was written in; comments and every other line are kept. "
+                "Reads no Hub: the figures are the file's."
+            ),
+            epilog=EXIT_CODES
+            + "\n  (accept: 1 means some broken claims could not be restated; each is named)",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        _baseline_args(b)
+        b.add_argument("--repo", action="append", help="only this repo (repeatable)")
+        b.set_defaults(func=cmd_baseline_accept)
 
     p = sub.add_parser(
         "validate",
@@ -614,9 +634,10 @@ def build_parser() -> argparse.ArgumentParser:
         + "\n  (validate: 2 means a file check would refuse, 1 claims their file's own figures contradict)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _baseline_args(p)
-    _verbosity(p)
-    p.set_defaults(func=cmd_validate)
+    if wanted("validate"):
+        _baseline_args(p)
+        _verbosity(p)
+        p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser(
         "watch",
@@ -632,35 +653,42 @@ def build_parser() -> argparse.ArgumentParser:
         + "\n  gated, or claims broken; repos skipped for having no safetensors weights do not count)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _baseline_args(p)
-    p.add_argument(
-        "--update",
-        action="store_true",
-        help="re-record changed repos and add new releases to their baselines",
-    )
-    p.add_argument("--shard", help="INDEX/COUNT: only the families of this shard (0-based), for CI matrices")
-    p.add_argument("--output-dir", default="reports", help="where reports are written (default reports)")
-    p.add_argument("--templates", help="a folder of jinja2 templates overriding the built-in ones")
-    _common(p)
-    p.set_defaults(func=cmd_watch)
+    if wanted("watch"):
+        _baseline_args(p)
+        p.add_argument(
+            "--update",
+            action="store_true",
+            help="re-record changed repos and add new releases to their baselines",
+        )
+        p.add_argument(
+            "--shard", help="INDEX/COUNT: only the families of this shard (0-based), for CI matrices"
+        )
+        p.add_argument("--output-dir", default="reports", help="where reports are written (default reports)")
+        p.add_argument("--templates", help="a folder of jinja2 templates overriding the built-in ones")
+        _common(p)
+        p.set_defaults(func=cmd_watch)
 
     p = sub.add_parser(
         "demo",
         help="run hubdiff on the embedded example (GLM-5, GLM-5.3, GLM-5.3-Flash) served by a local Hub replica",
         description="Start the Hub replica on 127.0.0.1 with the embedded example and run the main job on it.",
     )
-    p.add_argument("--output-dir", default="reports", help="where reports are written (default ./reports)")
-    p.add_argument(
-        "--serve",
-        action="store_true",
-        help="keep the replica running and print the HF_ENDPOINT=... lines to try every command on it",
-    )
-    p.set_defaults(func=cmd_demo)
+    if wanted("demo"):
+        p.add_argument(
+            "--output-dir", default="reports", help="where reports are written (default ./reports)"
+        )
+        p.add_argument(
+            "--serve",
+            action="store_true",
+            help="keep the replica running and print the HF_ENDPOINT=... lines to try every command on it",
+        )
+        p.set_defaults(func=cmd_demo)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(next((w for w in words if not w.startswith("-")), None))
     args = parser.parse_args(argv)
     _say.level = (
         _say.QUIET

@@ -17,7 +17,6 @@ from .components import COMPONENTS, ParamReport, count_parameters, count_pattern
 from .config import ArchConfig, wants_transformers
 from .kv import KVReport, kv_report
 from .layers import LINEAR_KINDS, LayerInfo, attention_counts, layer_census
-from .unverified import architecture_assumption, unverified_reasons
 
 METRICS_FORMAT = 1
 
@@ -301,6 +300,7 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
         ASSUMPTIONS as ESTIMATE_ASSUMPTIONS,  # not imported by a run whose metrics are cached
     )
     from .estimate import synthesize
+    from .unverified import architecture_assumption, unverified_reasons
 
     if options.config_reader not in CONFIG_READERS:
         raise ValueError(

@@ -25,7 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .config import ArchConfig
-from .estimate import layer_heads, mamba_shape
 from .layers import LayerInfo, block_kv_heads
 
 KV_DTYPE_BYTES = {
@@ -113,6 +112,8 @@ def kv_report(
     count_mtp: bool = False,
     indexer_pooling: str = "auto",
 ) -> KVReport:
+    from .estimate import layer_heads  # imported when figures are computed, not when cached ones are read
+
     if profile not in PROFILES:
         raise ValueError(f"unknown KV profile {profile!r} (known: {', '.join(PROFILES)})")
     model_bytes = _MODEL_DTYPE_BYTES.get(cfg.dtype.replace("torch.", ""), 2)
@@ -237,6 +238,8 @@ def kv_report(
 
 
 def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: int) -> list[StateGroup]:
+    from .estimate import mamba_shape
+
     out: list[StateGroup] = []
     model_dtype = {4: "float32", 2: "bfloat16"}.get(model_bytes, "bfloat16")
     kda = by_kind.get("kda", [])
