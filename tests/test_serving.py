@@ -18,14 +18,8 @@ import pytest
 import yaml
 
 from hubdiff._metrics import MetricsOptions, compute_metrics
-from hubdiff._metrics.serving import (
-    ServingOptions,
-    ServingRefused,
-    figure_unit,
-    pp_partitions,
-    serving_report,
-    split_name,
-)
+from hubdiff._metrics.serving import pp_partitions, serving_report
+from hubdiff._metrics.serving_options import ServingOptions, ServingRefused, figure_unit, split_name
 from hubdiff.errors import UsageError
 from hubdiff.snapshot import Snapshot
 
@@ -504,7 +498,7 @@ def test_metrics_json_carries_the_serving_figures(tmp_path, capsys):
 
 
 def test_options_bounds():
-    from hubdiff._metrics.serving import checked_options
+    from hubdiff._metrics.serving_options import checked_options
 
     for bad in (
         ServingOptions(tp=0),

@@ -125,7 +125,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from ._metrics.memory import total_memory
-    from ._metrics.serving_flags import options_from_args
+    from ._metrics.serving_options import options_from_args
     from ._render.text import fit, memory_text, metrics_text
 
     options = replace(_options_from(args, config_only=args.config_only), witness=args.witness)
@@ -232,7 +232,7 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
 
 def _serving_options(p: argparse.ArgumentParser) -> None:
     """--tp, --ep, --pp and the KV pool's settings: figures per GPU by the engine's rules."""
-    from ._metrics.serving_flags import add_arguments
+    from ._metrics.serving_options import add_arguments
 
     add_arguments(p)
 
@@ -313,7 +313,7 @@ def emit(report: Report, args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ._metrics.serving_flags import options_from_args
+    from ._metrics.serving_options import options_from_args
     from .jobs import run_diff
 
     serving = options_from_args(args)
@@ -346,7 +346,7 @@ def cmd_baseline_init(args: argparse.Namespace) -> int:
     spec = parse_source(args.source)
     if spec.kind != "hub":
         raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
-    from ._metrics.serving_flags import options_from_args
+    from ._metrics.serving_options import options_from_args
 
     path = family_file(Path(args.baseline_dir), args.family, ".yaml")
     serving = options_from_args(args)

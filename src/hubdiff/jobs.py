@@ -18,7 +18,7 @@ from ._compare.config_diff import ConfigChange
 from ._compare.release import Variant, closest_sibling, variant_of
 from ._metrics import Metrics, MetricsOptions
 from ._metrics.kv import kv_report
-from ._metrics.serving import ServingOptions, ServingRefused, figure_unit, serving_figures, serving_values
+from ._metrics.serving_options import ServingOptions, ServingRefused, figure_unit
 from ._source import Sources, SourceSpec, parse_source
 from ._threads import each_in_threads
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError, internal_error, reading
@@ -166,6 +166,8 @@ def _with_serving(comparison: Comparison, old: dict[str, Any], new: dict[str, An
 
 
 def _serving_of(side: Side, serving: tuple[ServingOptions, ...]) -> dict[str, Any]:
+    from ._metrics.serving import serving_figures  # only when serving figures are asked for
+
     try:
         return serving_figures(side.metrics, side.snapshot.patterns, serving)
     except ServingRefused as exc:
@@ -237,6 +239,8 @@ def _check_repo(
     named = [n for n in (*(recorded or {}), *(c.name for c in repo.claims)) if "@" in n]
     figures = new.metrics.figures()
     if named:
+        from ._metrics.serving import serving_values
+
         with reading(new.snapshot.source, new.snapshot.sha or None, "config.json"):
             served = serving_values(named, new.metrics, new.snapshot.patterns)
         comparison = _with_serving(comparison, {}, {n: v for n, v in served.items() if n in (recorded or {})})

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._metrics import FIGURE_UNITS
-from .._metrics.serving import figure_unit, name_problem
+from .._metrics.serving_options import figure_unit, name_problem
 from ..units import UNITS_BY_KIND, parse_quantity
 
 _QUANTITY = re.compile(r"\s*([-+]?[\d,]*\.?\d+)(\s*)([A-Za-z]*)\s*")
