@@ -169,3 +169,81 @@ def test_tagged_values_keep_their_types() -> None:
         tagged({"x": object()})
     with pytest.raises(ValueError):
         untagged(["frozenset", 1])
+
+
+# Reads every given config in a fresh interpreter as a child does (torch hidden, config.py by its path),
+# with the child's light import of the configuration classes or with transformers' full import.
+_READ_ALL = """
+import json, runpy, sys
+ns = runpy.run_path(sys.argv[2], run_name="hubdiff_config_check")
+if sys.argv[1] == "light":
+    ns["_import_config_classes"]()
+    live = ns["_import_config_classes"].__globals__  # run_path returns a copy of the module's globals
+    assert live["_TRANSFORMERS"] not in (False, None), "the light import failed"
+else:
+    ns["_import_transformers"]()
+raws = json.load(sys.stdin)
+if sys.argv[1] != "one":
+    raws = [{"model_type": t} for t in sorted(ns["_transformers"]().CONFIG_MAPPING)] + raws
+out = []
+for raw in raws:
+    try:
+        answer = ns["_with_transformers"](raw)
+    except Exception as exc:
+        answer = "raised " + type(exc).__name__
+    try:
+        out.append(ns["tagged"](answer))
+    except TypeError:
+        out.append("not plain")
+print(json.dumps(out))
+"""
+
+
+def _read_all(mode: str, raws: list[dict[str, Any]]) -> list[Any]:
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _READ_ALL, mode, config_module.__file__],
+        input=json.dumps(raws),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def _unordered(value: Any) -> Any:
+    """A tagged answer with each dict's items in one order: some classes build a dict from a set
+    (dots3_note's ``rope_parameters`` by layer type), whose order changes with every interpreter's
+    string hashes, either import."""
+    if isinstance(value, list) and value and value[0] == "dict":
+        pairs = sorted(zip(value[1::2], value[2::2]), key=lambda kv: json.dumps(kv[0]))
+        return ["dict", *(_unordered(x) for pair in pairs for x in pair)]
+    if isinstance(value, list):
+        return [_unordered(x) for x in value]
+    return value
+
+
+def test_the_light_import_reads_every_model_type_as_the_full_one() -> None:
+    """Every model_type transformers ships (its defaults) and every released config of tests/data, read
+    through the child's light import and through ``import transformers``: the same answer, or, for the
+    few classes that need transformers' own namespace, a failure the child answers with the full import."""
+    raws = _configs()
+    light, full = _read_all("light", raws), _read_all("full", raws)
+    assert len(light) == len(full) > 800
+    differ = [(a, b) for a, b in zip(light, full) if _unordered(a) != _unordered(b)]
+    for a, _ in differ:
+        assert isinstance(a, str) and (a.startswith("raised ") or " rejected the config " in a), a
+    assert len(differ) <= len(full) // 100
+
+
+def test_a_class_the_light_import_cannot_read_is_read_by_the_full_one() -> None:
+    """gpt-sw3's configuration module asks the package ``transformers`` for GPT2Config: the child reads it
+    after the full import, and answers what transformers does."""
+    raw = {"model_type": "gpt-sw3"}
+    code = f"import runpy; runpy.run_path({config_module.__file__!r}, run_name='__main__')"
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code], input=json.dumps(raw), capture_output=True, text=True, check=True
+    )
+    answer = config_child.parse_answer(done.stdout.encode())
+    assert answer is not None and answer[2].endswith(" GPT2Config")
+    assert [tagged(answer)] == _read_all("one", [raw])

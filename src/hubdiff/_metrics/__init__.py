@@ -127,12 +127,12 @@ class Metrics:
     @property
     def active_params(self) -> int:
         """Per text token: all but the vision side, MTP and the routed experts not chosen (top-k per MoE layer)."""
-        p = self.params
+        p, top_k = self.params, self.top_k  # top_k reads the config: once, not once a layer
         active = p.total - sum(self._component(c) for c in ("vision_tower", "multimodal_projector", "mtp"))
         for layer, routed in p.routed_by_layer.items():
             n = p.experts_by_layer.get(layer) or 0
             if n:
-                active -= routed - min(self.top_k, n) * (routed // n)
+                active -= routed - min(top_k, n) * (routed // n)
         return active
 
     @property
