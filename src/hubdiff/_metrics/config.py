@@ -569,10 +569,10 @@ def _child_main() -> None:
     they cannot import, is read again after the full import, so that only transformers' own refusal
     is ever an answer.
     """
+    _import_config_classes()  # before the config is read: the parent starts a child ahead of it
     raw = json.loads(sys.stdin.buffer.read())
     if type(raw) is not dict:
         raise SystemExit(2)
-    _import_config_classes()
     light = _TRANSFORMERS not in (False, None)
     try:
         answer: Any = _with_transformers(raw)

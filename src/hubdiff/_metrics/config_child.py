@@ -1,14 +1,17 @@
-"""transformers' reading of a config, in a child process started as soon as the Hub sends the config.
+"""transformers' reading of a config, in a child process started when a cold read of a Hub repo starts.
 
 A cold ``metrics`` of a real repo imports transformers (~0.9 s of CPU, ~40 MiB) for one configuration
 class (a few ms). In a thread of the reading process the import competes for the GIL with the header
 workers, so at 0 ms per request it adds most of its cost to the run; in a child it runs on another
-core, and the reading process never imports transformers at all. The child is isolated (``-I``: no
-user site, no environment hooks, not the working directory), offline (``HF_HUB_OFFLINE``), and does
-what the in-process path does (``config._with_transformers``: built-in classes only, ``auto_map``
-dropped, never remote code). It hands back a plain answer (the text and vision dicts and the reader
-line, or why the class could not be used) as tagged JSON (``config.tagged``), which keeps tuples, int
-keys and floats exactly, so the figures are byte for byte those of the in-process path.
+core, and the reading process never imports transformers at all. The child imports only the
+configuration classes (``config._import_config_classes``, ~0.45 s of CPU), before its config is
+known: it is started as the read starts (``prestart``) and sent the config when the Hub has sent it.
+The child is isolated (``-I``: no user site, no environment hooks, not the working directory),
+offline (``HF_HUB_OFFLINE``), and does what the in-process path does (``config._with_transformers``:
+built-in classes only, ``auto_map`` dropped, never remote code). It hands back a plain answer (the
+text and vision dicts and the reader line, or why the class could not be used) as tagged JSON
+(``config.tagged``), which keeps tuples, int keys and floats exactly, so the figures are byte for
+byte those of the in-process path.
 
 The answer is input like any other: checked for its shape, and anything else (a child that failed,
 timed out, printed something unexpected or could not encode its answer) is no answer, and the
@@ -17,6 +20,7 @@ in-process path reads the config as it always did.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
@@ -32,10 +36,13 @@ _STARTING = threading.Lock()  # two repos read side by side with one config star
 
 
 class _Child:
-    """One child reading one config; ``answer()`` waits for it (at most ``CHILD_SECONDS``)."""
+    """One child reading one config; ``answer()`` waits for it (at most ``CHILD_SECONDS``).
 
-    def __init__(self, raw: dict[str, Any]) -> None:
-        self.payload = json.dumps(raw, allow_nan=True).encode()
+    It is started before the config is known (``prestart``): it imports transformers' configuration
+    classes first and reads its stdin after, so the import runs on another core while this process
+    still imports its own client and asks the Hub where the revision points."""
+
+    def __init__(self) -> None:
         env = {
             **os.environ,
             "HF_HUB_OFFLINE": "1",
@@ -54,12 +61,22 @@ class _Child:
             env=env,
         )
         self.out: bytes | None = None
-        self.thread = threading.Thread(target=self._talk, name="config-child", daemon=True)
+        self.thread: threading.Thread | None = None
+
+    def send(self, raw: dict[str, Any]) -> None:
+        """Give the child its config; the answer is read in a thread."""
+        payload = json.dumps(raw, allow_nan=True).encode()
+        self.thread = threading.Thread(target=self._talk, args=(payload,), name="config-child", daemon=True)
         self.thread.start()
 
-    def _talk(self) -> None:
+    def stop(self) -> None:
+        """A child never sent a config (a warm run, a config transformers is not asked for) ends now."""
+        self.proc.kill()
+        self.proc.communicate()
+
+    def _talk(self, payload: bytes) -> None:
         try:
-            out, _ = self.proc.communicate(self.payload, timeout=CHILD_SECONDS)
+            out, _ = self.proc.communicate(payload, timeout=CHILD_SECONDS)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.communicate()
@@ -71,7 +88,8 @@ class _Child:
 
     def answer(self) -> Any:
         """The child's answer, checked; None when there is none to trust."""
-        self.thread.join()
+        if self.thread is not None:
+            self.thread.join()
         if self.out is None:
             return None
         return parse_answer(self.out)
@@ -104,15 +122,47 @@ def _str_keyed(value: Any) -> bool:
     return type(value) is dict and all(type(k) is str for k in value)
 
 
+_spare: _Child | None = None  # started by prestart, not yet given a config
+
+
+def _may_start() -> bool:
+    """A child reads with torch hidden: not where this process has imported torch or transformers
+    (their classes then read with torch present, and ``to_dict`` leaves out ``torch_dtype``), nor
+    where an import already paid for leaves it nothing to save."""
+    return "torch" not in sys.modules and "transformers" not in sys.modules
+
+
+def prestart() -> None:
+    """Start a child before any config is read, for the next ``start``: a cold read of a Hub repo
+    sends its config about 0.2 s after the process starts, and the child imports meanwhile. One that
+    is never used is stopped when this process exits."""
+    global _spare
+    with _STARTING:
+        if _spare is None and _may_start():
+            try:
+                _spare = _Child()
+            except (OSError, ValueError, subprocess.SubprocessError):
+                return
+            atexit.register(_stop_spare)
+
+
+def _stop_spare() -> None:
+    global _spare
+    with _STARTING:
+        if _spare is not None:
+            _spare.stop()
+            _spare = None
+
+
 def start(raw: dict[str, Any]) -> bool:
-    """Start reading ``raw`` in a child; ``ArchConfig.read`` of the same config takes its answer.
+    """Have a child read ``raw`` (the one ``prestart`` started, else a new one); ``ArchConfig.read`` of
+    the same config takes its answer.
 
     False when no child could be started (the caller may then import transformers itself), and when
-    this process has imported torch or transformers already: transformers' classes then read with
-    torch present (``to_dict`` leaves out ``torch_dtype``), which a child hiding torch would not match,
-    and an import already paid for leaves a child nothing to save.
+    this process has imported torch or transformers already (``_may_start``).
     """
-    if "torch" in sys.modules or "transformers" in sys.modules:
+    global _spare
+    if not _may_start():
         return False
     key = _config.config_key(raw)
     if key is None:
@@ -120,8 +170,11 @@ def start(raw: dict[str, Any]) -> bool:
     with _STARTING:
         if key in _config.PREREAD:
             return True
+        child, _spare = _spare, None
         try:
-            child = _Child(raw)
+            if child is None:
+                child = _Child()
+            child.send(raw)
         except (OSError, ValueError, subprocess.SubprocessError):
             return False
         _config.PREREAD[key] = child.answer

@@ -156,6 +156,16 @@ class Sources:
         with reading(repo, None):
             return HubReader(self.settings, self.cache).refs(repo)
 
+    def last_cached(self, spec: SourceSpec, listed: str | None = None) -> str | None:
+        """The commit whose snapshot the cache holds for ``spec``'s revision as last seen (or as
+        ``listed``), asking nothing: None means a read of it will be cold."""
+        last: str | None
+        if re.fullmatch(r"[0-9a-f]{40}", spec.revision):  # a commit: what it holds never changes
+            last = spec.revision
+        else:
+            last = listed if listed is not None else self.cache.known_refs(spec.target).get(spec.revision)
+        return last if last is not None and self.cache.has_snapshot(spec.target, last) else None
+
     def _unchanged(self, spec: SourceSpec, listed: str | None = None) -> Snapshot | None:
         """The cached snapshot, when the revision still points where it did last time (a warm run).
 
@@ -167,20 +177,13 @@ class Sources:
 
         from .quick import current_sha
 
-        last: str | None
-        if re.fullmatch(r"[0-9a-f]{40}", spec.revision):  # a commit: what it holds never changes
-            last = spec.revision
-        elif listed is not None:
-            last = listed
-            if not self.cache.has_snapshot(spec.target, last):
-                return None
+        last = self.last_cached(spec, listed)
+        if last is None:
+            return None
+        if listed is not None and last != spec.revision:
             self.cache.remember_ref(spec.target, spec.revision, last)  # for the next warm run
-        else:
-            last = self.cache.known_refs(spec.target).get(spec.revision)
-            if last is None or not self.cache.has_snapshot(spec.target, last):
-                return None
-            if current_sha(self.settings, spec.target, spec.revision) != last:
-                return None
+        elif last != spec.revision and current_sha(self.settings, spec.target, spec.revision) != last:
+            return None
         snapshot = self.cache.load(spec.target, last)
         if snapshot is None:
             return None
