@@ -25,6 +25,11 @@ BIG_REPO = "bench/moe-160"
 HUBDIFF = [sys.executable, "-m", "hubdiff"]
 
 
+def reference_command(tool: str, *args: str) -> list[str]:
+    """A reference tool as its own process (``bench/reference.py``), importing nothing of hubdiff."""
+    return [sys.executable, str(Path(__file__).with_name("reference.py")), tool, *args]
+
+
 def init_big_baseline(baselines: Path, endpoint: str) -> list[str]:
     """The command that records the bench repo into ``baselines/bench.yaml``."""
     return [*HUBDIFF, "baseline", "init", BIG_REPO, "--family", "bench", "--baseline-dir", str(baselines),

@@ -45,6 +45,7 @@ from _common import (
     big_tensors,
     init_big_baseline,
     real_config,
+    reference_command,
     run_process,
 )
 
@@ -95,16 +96,6 @@ def many(latency_s: float = 0.0, changed: bool = False) -> HubReplica:
     return hub
 
 
-def reference(endpoint: str) -> None:
-    """huggingface_hub's own read, in this process (run as a subprocess of the benchmark)."""
-    import huggingface_hub.constants as constants
-    from huggingface_hub import HfApi
-
-    constants.HF_HUB_CACHE = tempfile.mkdtemp()
-    api = HfApi(endpoint=endpoint, token=False)
-    api.get_safetensors_metadata(BIG_REPO, revision=api.model_info(BIG_REPO).sha)
-
-
 def env_for(src: str | None, **extra: str) -> dict[str, str]:
     return {**ENV, **({"PYTHONPATH": src} if src else {}), **extra}
 
@@ -127,7 +118,7 @@ def reads(latencies: list[float], runs: int, src: str | None, work: Path) -> dic
                 [*HUBDIFF, "metrics", BIG_REPO, "--endpoint", hub.endpoint],
                 {"HUBDIFF_CACHE": str(work / "r0")},
             ),
-            ("get_safetensors_metadata", [sys.executable, __file__, "--reference", hub.endpoint], {}),
+            ("get_safetensors_metadata", reference_command("gsm", hub.endpoint, BIG_REPO), {}),
         ):
             row = run(label, argv, hub, env_for(src, **env))
             log = row["log"]
@@ -145,7 +136,7 @@ def reads(latencies: list[float], runs: int, src: str | None, work: Path) -> dic
         try:
             for i in range(runs):
                 for label, argv, env in (
-                    ("get_safetensors_metadata", [sys.executable, __file__, "--reference", hub.endpoint], {}),
+                    ("get_safetensors_metadata", reference_command("gsm", hub.endpoint, BIG_REPO), {}),
                     (
                         "hubdiff metrics, cold",
                         [*HUBDIFF, "metrics", BIG_REPO, "--endpoint", hub.endpoint],
@@ -326,9 +317,6 @@ def check1000(src: str | None, work: Path) -> dict[str, Any]:
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--reference":
-        reference(sys.argv[-1])
-        return
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--warm-runs", type=int, default=10)

@@ -44,31 +44,13 @@ from _common import (
     demo_replica,
     edited,
     median_row,
+    reference_command,
     run_process,
     table,
 )
 
 ENV = {"HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_DISABLE_XET": "1", "NO_PROXY": "127.0.0.1,localhost"}
 REFERENCE = "huggingface_hub, both sides"
-
-
-def reference(endpoint: str, old: str, new: str) -> None:
-    """What a diff reads, by hand with huggingface_hub: each side's sha and headers, side by side."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    import huggingface_hub.constants as constants
-    from huggingface_hub import HfApi
-
-    constants.HF_HUB_CACHE = tempfile.mkdtemp()
-    api = HfApi(endpoint=endpoint, token=False)
-
-    def read(source: str) -> Any:
-        repo, _, revision = source.partition("@")
-        sha = api.model_info(repo, revision=revision or None).sha
-        return api.get_safetensors_metadata(repo, revision=sha)
-
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(read, (old, new)))
 
 
 def two_revisions(latency_s: float) -> Any:
@@ -99,7 +81,7 @@ def end_to_end(runs: int, latency_s: float, names: list[str]) -> dict[str, dict[
                 old, new, _ = WORKLOADS[name]
                 add(
                     f"{name}: {REFERENCE}",
-                    [sys.executable, __file__, "--reference", hub.endpoint, old, new],
+                    reference_command("diff", hub.endpoint, old, new),
                     ENV,
                 )
                 argv = [sys.executable, "-m", "hubdiff", "diff", old, new, "--endpoint", hub.endpoint]
@@ -164,11 +146,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--latency-ms", type=float, nargs="*", default=[0.0])
     parser.add_argument("--deepdiff", action="store_true", help="also time plain DeepDiff (~15 s)")
-    parser.add_argument("--reference", nargs=3, metavar=("ENDPOINT", "OLD", "NEW"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.reference:
-        reference(*args.reference)
-        return
     started = time.perf_counter()
     print(f"{args.runs} run(s) each, medians; load average {os.getloadavg()[0]:.1f}")
     for latency in args.latency_ms:

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import BIG_CONFIG, big_tensors, median_row, real_config, run_process, table
+from _common import BIG_CONFIG, big_tensors, median_row, real_config, reference_command, run_process, table
 
 from hubdiff.testing import CommitSpec, write_checkpoint
 
@@ -28,18 +28,12 @@ REFERENCE = "huggingface_hub get_local_safetensors_metadata"
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--reference", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--write", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.write:
         write_checkpoint(
             Path(args.write), CommitSpec({"config.json": real_config()}, big_tensors(), shards=160)
         )
-        return
-    if args.reference:
-        from huggingface_hub import get_local_safetensors_metadata
-
-        get_local_safetensors_metadata(args.reference)
         return
     folder = Path(tempfile.mkdtemp(prefix="hubdiff-local-200k-"))
     try:
@@ -48,7 +42,7 @@ def main() -> None:
         rows: dict[str, list] = {}
         for _ in range(args.runs):
             for label, argv in (
-                (REFERENCE, [sys.executable, __file__, "--reference", str(folder)]),
+                (REFERENCE, reference_command("local", str(folder))),
                 (
                     "hubdiff snapshot DIR --json",
                     [sys.executable, "-m", "hubdiff", "snapshot", str(folder), "--json"],

@@ -32,6 +32,7 @@ from _common import (
     big_replica,
     init_big_baseline,
     median_row,
+    reference_command,
     run_process,
     table,
 )
@@ -39,42 +40,6 @@ from _common import (
 REFERENCE = "huggingface_hub get_safetensors_metadata"
 INTERPRETER = "python -c pass (interpreter start)"
 FLOOR = "python: urllib.request and one request"
-
-
-def reference(tool: str, endpoint: str) -> None:
-    """Run one reference tool in this process (called as a subprocess of the benchmark)."""
-    repo = os.environ.get("HUBDIFF_BENCH_REPO", BIG_REPO)  # bench/scaling.py's sizes
-    if tool == "gsm":
-        import huggingface_hub.constants as constants
-        from huggingface_hub import HfApi
-
-        constants.HF_HUB_CACHE = tempfile.mkdtemp()
-        api = HfApi(endpoint=endpoint, token=False)
-        sha = api.model_info(repo).sha
-        api.get_safetensors_metadata(repo, revision=sha)
-        return
-    import importlib
-
-    import httpx2
-
-    hf_mem_run = importlib.import_module("hf_mem.run")
-    target = httpx2.URL(endpoint)
-
-    class ToReplica(httpx2.AsyncHTTPTransport):
-        """hf-mem has the Hub's host written into its code: its requests go to the replica instead."""
-
-        async def handle_async_request(self, request: Any) -> Any:
-            request.url = request.url.copy_with(scheme=target.scheme, host=target.host, port=target.port)
-            return await super().handle_async_request(request)
-
-    original = httpx2.AsyncClient
-
-    def client(**kwargs: Any) -> Any:
-        kwargs.pop("http2", None)
-        return original(transport=ToReplica(), **kwargs)
-
-    hf_mem_run.httpx2.AsyncClient = client  # type: ignore[attr-defined]
-    hf_mem_run.run(repo)
 
 
 def floor_bytes() -> int:
@@ -104,11 +69,11 @@ def measure_latency(latency_s: float, runs: int) -> list[dict[str, Any]]:
 
     try:
         for run in range(runs):
-            add(REFERENCE, [sys.executable, __file__, "--reference", "gsm", hub.endpoint])
+            add(REFERENCE, reference_command("gsm", hub.endpoint, BIG_REPO))
             if hf_mem_installed():
                 add(
                     "hf-mem (parameters and memory)",
-                    [sys.executable, __file__, "--reference", "hf-mem", hub.endpoint],
+                    reference_command("hf-mem", hub.endpoint, BIG_REPO),
                 )
             cache = work / f"cache-{run}"
             metrics = [*HUBDIFF, "metrics", BIG_REPO, "--endpoint", hub.endpoint]
@@ -157,11 +122,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--latency-ms", type=float, nargs="*", default=[0.0, 30.0, 100.0])
-    parser.add_argument("--reference", nargs=2, metavar=("TOOL", "ENDPOINT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.reference:
-        reference(*args.reference)
-        return
     started = time.perf_counter()
     print(
         f"{BIG_REPO}: 160 shards, 199,680 tensors, {BIG_CONFIG}'s config.json as released;"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RemoteReplica, big_replica, median_row, run_process
+from _common import RemoteReplica, big_replica, median_row, reference_command, run_process
 
 SIZES = {40: 16, 160: 65, 640: 260}  # shards -> layers (x 1,024 experts x 3 projections)
 
@@ -49,9 +49,7 @@ def measure(shards: int, runs: int, hf_mem: bool) -> dict[str, dict[str, Any]]:
             add("diff of two revisions, cold", diff, "diff")
             add("diff of two revisions, warm", diff, "diff")
             if hf_mem:
-                script = Path(__file__).with_name("metrics.py")
-                os.environ["HUBDIFF_BENCH_REPO"] = repo
-                add("hf-mem", [sys.executable, str(script), "--reference", "hf-mem", hub.endpoint], "hf-mem")
+                add("hf-mem", reference_command("hf-mem", hub.endpoint, repo), "hf-mem")
     finally:
         hub.stop()
         shutil.rmtree(work, ignore_errors=True)
