@@ -7,6 +7,7 @@ import os
 import signal
 import struct
 import sys
+import threading
 import time
 
 import pytest
@@ -100,12 +101,25 @@ def test_a_worker_that_dies_on_a_header_leaves_it_to_the_caller_not_to_the_next(
     hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
     expected, _ = read(hub, "org/moe", processes=0)
     workers = parsing._shared_workers(2)
-    first = workers.all[0]  # the first in line: the first header a worker is asked for goes to it
-    first.process.kill()
-    first.process.wait()
+    first = workers.all[0]  # first in line: the first header a worker is asked for goes to it
+    os.kill(first.process.pid, signal.SIGSTOP)  # it is sent its headers and never answers
+    threading.Timer(0.5, first.process.kill).start()  # then dies on them
     snapshot, _ = read(hub, "org/moe", processes=2)
     assert snapshot.compact() == expected.compact()
-    assert workers.alive == 1 and workers.answered == SHARDS - 2  # the first here, one left to the caller
+    # the first header is parsed here (it sizes the others); the first worker had been sent the next
+    # two (IN_FLIGHT), which its death leaves to their callers; the other worker answers the rest
+    assert parsing.IN_FLIGHT == 2
+    assert workers.alive == 1 and workers.answered == SHARDS - 3
+
+
+def test_a_worker_known_stopped_is_not_asked(hub, fresh_workers):
+    hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
+    expected, _ = read(hub, "org/moe", processes=0)
+    workers = parsing._shared_workers(2)
+    workers.all[0].stop()
+    snapshot, _ = read(hub, "org/moe", processes=2)
+    assert snapshot.compact() == expected.compact()
+    assert workers.alive == 1 and workers.answered == SHARDS - 1  # every header but the first: the other
 
 
 def test_no_interpreter_to_start_means_no_workers_and_the_same_snapshot(hub, fresh_workers, monkeypatch):
@@ -117,16 +131,19 @@ def test_no_interpreter_to_start_means_no_workers_and_the_same_snapshot(hub, fre
     assert snapshot.compact() == expected.compact()
 
 
-def test_ctrl_c_while_waiting_for_an_answer_stops_that_worker_and_nothing_hangs(monkeypatch, fresh_workers):
+def test_ctrl_c_while_waiting_for_an_answer_stops_that_worker_and_nothing_hangs(fresh_workers):
     workers = parsing._shared_workers(1)
-
-    def interrupted(stream):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(parsing, "_receive", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        workers.parse(b"{}", "model.safetensors", None, "")
-    assert workers.alive == 0 and workers.all[0].process.returncode is not None
+    (worker,) = workers.all
+    os.kill(worker.process.pid, signal.SIGSTOP)  # it takes the request and never answers
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a CLI process
+    try:
+        main = threading.main_thread().ident
+        threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT)).start()  # Ctrl-C, to this thread
+        with pytest.raises(KeyboardInterrupt):
+            workers.parse(b"{}", "model.safetensors", None, "")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert workers.alive == 0 and worker.process.returncode is not None
     assert workers.parse(b"{}", "model.safetensors", None, "") is None  # at once: no worker is left
 
 

@@ -20,6 +20,7 @@ caller; workers ignore Ctrl-C and end when their input closes; a forked child ne
 from __future__ import annotations
 
 import atexit
+import collections
 import contextlib
 import os
 import pickle
@@ -29,6 +30,7 @@ import struct
 import subprocess
 import sys
 import threading
+from concurrent.futures import Future, InvalidStateError
 from typing import IO, Any
 
 from ..patterns import ShardGroups
@@ -64,18 +66,34 @@ def default_processes() -> int:
 
 
 def _send(stream: IO[bytes], data: bytes) -> None:
-    stream.write(_LENGTH.pack(len(data)))
-    stream.write(data)
+    """Written whole: on this process's side the pipes are unbuffered (see ``_Worker``), where a
+    write may take only part."""
+    view = memoryview(_LENGTH.pack(len(data)) + data)
+    while view:
+        written = stream.write(view)
+        view = view[written or 0 :]
     stream.flush()
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    """``size`` bytes, or fewer at the end of the stream (a read of an unbuffered pipe may return less)."""
+    chunks, left = [], size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _receive(stream: IO[bytes]) -> bytes | None:
     """One message, or None at the end of the stream (the other end is gone)."""
-    head = stream.read(_LENGTH.size)
+    head = _read_exactly(stream, _LENGTH.size)
     if len(head) < _LENGTH.size:
         return None
     (length,) = _LENGTH.unpack(head)
-    data = stream.read(length)
+    data = _read_exactly(stream, length)
     return data if len(data) == length else None
 
 
@@ -104,45 +122,77 @@ _SERVE = "import sys; sys.path[:] = sys.argv[1:]; from hubdiff._source.parsing i
 
 
 class _Worker:
+    """One worker, asked by several threads at once: requests are written in turn and answered in
+    the order they were written, so that the worker starts on the next header while this process
+    takes the last answer (waking the thread that waits for it is a wait for the GIL, in a process
+    whose reading threads all want it: answering one request at a time left the workers idle a
+    third of the time)."""
+
     def __init__(self) -> None:
+        # unbuffered pipes: a buffered one is closed under its lock, which a thread reading or writing
+        # it holds, and which a forked child inherits held (``_forget_after_fork`` closes them there)
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-c", _SERVE, *sys.path],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            bufsize=0,
         )
+        self.stopped = False
+        self._writing = threading.Lock()  # one request written at a time, in the order of ``_waiting``
+        self._waiting: collections.deque[Future[tuple[str, Any] | None]] = collections.deque()
+        threading.Thread(target=self._answers, name="header-worker-answers", daemon=True).start()
 
     def call(self, request: bytes) -> tuple[str, Any] | None:
         """The worker's answer, or None if it is gone or stopped answering (then it is stopped too)."""
-        assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stdin is not None
+        answer: Future[tuple[str, Any] | None] = Future()
+        with self._writing:
+            if self.stopped:
+                return None
+            self._waiting.append(answer)
+            try:
+                _send(self.process.stdin, request)
+            except Exception:  # gone: every request waiting on it gets no answer
+                self.stop()
         try:
-            _send(self.process.stdin, request)
-            answer = _receive(self.process.stdout)
-            if answer is not None:
-                return pickle.loads(answer)
-        except Exception:  # gone, or not speaking this protocol
-            pass
+            return answer.result()
         except BaseException:  # Ctrl-C mid-answer: the pipe is out of step, the worker unusable
             self.stop()
             raise
+
+    def _answers(self) -> None:
+        """Each answer to the request written first and not yet answered; at the end, None to all."""
+        assert self.process.stdout is not None
+        try:
+            while (message := _receive(self.process.stdout)) is not None:
+                self._waiting.popleft().set_result(pickle.loads(message))
+        except BaseException:  # not speaking this protocol, or closed under it
+            pass
         self.stop()
-        return None
 
     def stop(self) -> None:
+        """Ended first, its pipes closed after: a thread may be reading or writing one of them (the
+        answers' reader always is), and closing a pipe under it waits for that read or write."""
+        self.stopped = True
         process = self.process
+        process.kill()  # it holds nothing: its answers are what it has sent
+        process.wait()
         for pipe in (process.stdin, process.stdout):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
-        try:
-            process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        while self._waiting:
+            with contextlib.suppress(IndexError, InvalidStateError):
+                self._waiting.popleft().set_result(None)
+
+
+# Requests in flight to one worker: one parsed while the next waits in its pipe
+IN_FLIGHT = 2
 
 
 class _Workers:
-    """The process's workers, each serving one caller at a time."""
+    """The process's workers, each serving up to ``IN_FLIGHT`` callers at a time."""
 
     def __init__(self, count: int) -> None:
         self.all: list[_Worker] = []
@@ -153,30 +203,33 @@ class _Workers:
             self.stop()
             raise
         self.alive = count
+        self._retired: set[int] = set()
         self.answered = 0  # headers the workers answered for (parsed, or refused with the reason)
         self.idle: queue.Queue[_Worker | None] = queue.Queue()  # None: no worker is left
-        for worker in self.all:
-            self.idle.put(worker)
+        for _ in range(IN_FLIGHT):  # the first in line is the first worker, then the next
+            for worker in self.all:
+                self.idle.put(worker)
         atexit.register(self.stop)
 
     def parse(self, raw: bytes, file: str, file_size: int | None, prefix: str) -> ShardGroups | None:
         """Parsed by a worker; None when none is left, or when the one asked died on this header (it
         is not handed to the next: a header that kills a worker would kill them all)."""
         request = pickle.dumps((raw, file, file_size, prefix), protocol=pickle.HIGHEST_PROTOCOL)
-        worker = self.idle.get()
-        if worker is None:
-            self.idle.put(None)  # for the next caller
-            return None
+        while True:
+            worker = self.idle.get()
+            if worker is None:
+                self.idle.put(None)  # for the next caller
+                return None
+            if not worker.stopped:
+                break
+            self._retire(worker)  # a place in line of a worker that has stopped: dropped
         try:
             answer = worker.call(request)
         finally:
-            if worker.process.returncode is None:
+            if worker.stopped:  # never asked again
+                self._retire(worker)
+            else:
                 self.idle.put(worker)
-            else:  # stopped: never asked again
-                with _lock:
-                    self.alive -= 1
-                    if not self.alive:
-                        self.idle.put(None)
         if answer is None:
             return None
         with _lock:
@@ -185,6 +238,14 @@ class _Workers:
         if kind == "raise":
             raise value
         return value
+
+    def _retire(self, worker: _Worker) -> None:
+        with _lock:
+            if id(worker) not in self._retired:
+                self._retired.add(id(worker))
+                self.alive -= 1
+                if not self.alive:
+                    self.idle.put(None)
 
     def stop(self) -> None:
         for worker in self.all:
