@@ -19,7 +19,8 @@ from typing import Any
 
 from .._metrics import Metrics, MetricsOptions, compute_metrics
 from .._metrics.options import OPTION_KEYS, OptionError, options_entry, parse_options
-from .._metrics.serving import ServingOptions, serving_figures, serving_values
+from .._metrics.serving import serving_figures, serving_values
+from .._metrics.serving_options import ServingOptions
 from .._source import Sources, SourceSpec
 from ..errors import UsageError
 from ..snapshot import Snapshot

@@ -39,15 +39,11 @@ from .kv import KV_DTYPE_BYTES
 from .layers import LINEAR_KINDS, LayerInfo
 from .serving_options import (
     EP_MULTIPLE_RULE,
-    SERVING_FIGURES,
     VLLM_VERSION,
     ServingOptions,
     ServingRefused,
     checked_options,
-    figure_unit,
     memory_text,
-    name_problem,
-    parse_memory,
     split_name,
 )
 
@@ -1229,22 +1225,14 @@ def serving_values(names: Iterable[str], metrics: Metrics, patterns: Iterable[Pa
     return out
 
 
-__all__ = [
+__all__ = [  # the options, flags and figure names are serving_options'
     "RULES",
-    "SERVING_FIGURES",
-    "VLLM_VERSION",
     "Pool",
-    "ServingOptions",
-    "ServingRefused",
     "ServingReport",
     "check",
-    "figure_unit",
     "kv_per_rank",
-    "memory_text",
-    "name_problem",
-    "parse_memory",
     "pool",
+    "serving_figures",
     "serving_report",
     "serving_values",
-    "split_name",
 ]
