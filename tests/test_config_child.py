@@ -247,3 +247,27 @@ def test_a_class_the_light_import_cannot_read_is_read_by_the_full_one() -> None:
     answer = config_child.parse_answer(done.stdout.encode())
     assert answer is not None and answer[2].endswith(" GPT2Config")
     assert [tagged(answer)] == _read_all("one", [raw])
+
+
+def test_a_child_started_ahead_reads_the_config_it_is_sent_later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``prestart`` starts the child before any config is known; ``start`` hands the config to that
+    child, not a new one, and its answer is what a fresh interpreter reads (torch hidden, as in a CLI
+    process: this one may have imported torch). A spare never sent a config is ended."""
+    raw = json.loads((DATA / "Mixtral-8x7B-v0.1" / "config.json").read_text())
+    with monkeypatch.context() as m:  # as in a CLI process: neither imported yet
+        m.delitem(sys.modules, "torch", raising=False)
+        m.delitem(sys.modules, "transformers", raising=False)
+        m.setattr(config_child, "_spare", None)
+        config_child.prestart()
+        spare = config_child._spare
+        assert spare is not None and spare.proc.poll() is None
+        assert config_child.start(raw)
+        assert config_child._spare is None  # taken
+        answer = config_module._preread(raw)
+        assert spare.proc.returncode == 0
+        config_child.prestart()
+        unused = config_child._spare
+        assert unused is not None
+        config_child._stop_spare()
+        assert config_child._spare is None and unused.proc.returncode is not None
+    assert answer is not None and [tagged(answer)] == _read_all("one", [raw])
