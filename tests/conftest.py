@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
+import socket
 import tempfile
 
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
@@ -34,6 +36,21 @@ from hubdiff._source.cache import SnapshotCache
 from hubdiff._source.hub import HubReader
 from hubdiff.testing import HubReplica
 from hubdiff.testing.example import example_hub as _example_hub
+
+# No network but loopback: a connection anywhere else fails the test that made it, whatever host a
+# string in a test names (a PR's url in the gh double, a Hub web URL to parse, a recording's source)
+_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address: object) -> None:
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        host = str(address[0]) if isinstance(address, tuple) else ""  # type: ignore[index]
+        if not ipaddress.ip_address(host.split("%")[0]).is_loopback:
+            raise OSError(f"tests reach only the loopback interface, not {address!r}")
+    _connect(self, address)  # type: ignore[arg-type]
+
+
+socket.socket.connect = _loopback_only  # type: ignore[method-assign]
 
 DATA = Path(__file__).parent / "data"
 

@@ -272,3 +272,12 @@ def test_the_main_path_abandons_trickling_headers_at_the_deadline(hub, cache, sh
         f"hubdiff: org/x@{sha} config.json: headers still arriving after 2 x the timeout after 2 attempts"
     )
     assert time.monotonic() - start < 2 * DEADLINE + 1.5
+
+
+def test_the_suite_reaches_only_loopback():
+    """conftest refuses every connection off the loopback interface, so that no host a test names
+    (the gh double's PR urls, a Hub web URL to parse, a recording's source) is ever reached."""
+    import socket
+
+    with pytest.raises(OSError, match="loopback"):
+        socket.create_connection(("203.0.113.7", 443), timeout=1)  # TEST-NET-3: never routed either
