@@ -18,7 +18,7 @@ import pytest
 from hubdiff._source import Sources, quick
 from hubdiff._source import hub as hub_module
 from hubdiff._source.cache import SnapshotCache
-from hubdiff._source.hub import HubReader, streams
+from hubdiff._source.hub import HubReader, streams, streams_for_latency
 from hubdiff._source.outbound import RateGate, bucket_of
 from hubdiff.testing import CommitSpec, HubReplica, RepoSpec
 from hubdiff.testing.replica import RateLimits
@@ -205,3 +205,14 @@ def test_the_settings_default_is_the_parsers():
     from hubdiff._source import parsing, spec
 
     assert spec.HubSettings().processes_from_shards == spec.MANY_SHARDS == parsing.MANY_SHARDS
+
+
+def test_reads_in_flight_follow_what_the_first_read_waited():
+    """Four reads in flight per read that overlaps the first one's wait (wall / CPU), at least 8 and at
+    most what the settings allow: near the Hub few threads, an ocean away every read at once."""
+    assert streams_for_latency(0.012, 0.006, 96) == 8  # loopback: 4 x 12 / 6 = 8
+    assert streams_for_latency(0.075, 0.0065, 96) == 47  # 30 ms a request: ceil(4 x 75 / 6.5)
+    assert streams_for_latency(0.210, 0.007, 96) == 96  # 100 ms: 120, capped
+    assert streams_for_latency(0.001, 0.001, 96) == 8  # never fewer than 8
+    assert streams_for_latency(0.050, 0.001, 4) == 4  # nor more than the settings allow
+    assert streams_for_latency(0.2, 0.0, 96) == 96  # no CPU measured: as many as allowed
