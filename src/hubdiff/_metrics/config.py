@@ -569,6 +569,10 @@ def _child_main() -> None:
     they cannot import, is read again after the full import, so that only transformers' own refusal
     is ever an answer.
     """
+    # httpcore, which transformers' hub utilities import, imports trio wherever it is installed, for
+    # async clients (~60 ms of the child's CPU, on a core the reading process wants): this process
+    # never makes a request (it runs offline), so trio stays unimported
+    sys.modules.setdefault("trio", None)  # type: ignore[arg-type]
     _import_config_classes()  # before the config is read: the parent starts a child ahead of it
     raw = json.loads(sys.stdin.buffer.read())
     if type(raw) is not dict:
