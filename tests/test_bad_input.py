@@ -355,7 +355,8 @@ def test_watch_update_goes_on_past_a_poisoned_repo(hub, tmp_path):
 
 def test_every_real_config_passes_the_boundary():
     """The boundary refuses hostile configs, not released ones (Infinity in Nemotron-H, per-layer top-k)."""
-    from hubdiff._source.layout import check_config, parse_json_object
+    from hubdiff._source.config_bounds import check_config
+    from hubdiff._source.layout import parse_json_object
 
     from .conftest import DATA
 

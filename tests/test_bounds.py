@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hubdiff._metrics.config import _transformers
-from hubdiff._source.layout import LayoutProblem, check_config
+from hubdiff._source.config_bounds import check_config
+from hubdiff._source.layout import LayoutProblem
 from hubdiff.cli import main
 from hubdiff.patterns import Grouping, ShardGroups, compress, expand, patterns_of
 from hubdiff.testing import CommitSpec, RepoSpec, write_checkpoint

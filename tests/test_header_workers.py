@@ -9,6 +9,7 @@ import struct
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import given, settings
@@ -55,8 +56,8 @@ def test_workers_give_the_same_snapshot_with_the_same_requests(hub, fresh_worker
     in_threads, requests_in_threads = read(hub, "org/moe", processes=0)
     assert parsing._workers is None  # processes=0: nothing was started
     in_workers, requests_in_workers = read(hub, "org/moe", processes=2)
-    # every header but the first, which sizes the others' ranges and is parsed while workers start
-    assert parsing._workers is not None and parsing._workers.answered == SHARDS - 1
+    # the index, and every header but the first, which sizes the others' ranges and is parsed here
+    assert parsing._workers is not None and parsing._workers.answered == {"index": 1, "header": SHARDS - 1}
     assert in_workers.compact() == in_threads.compact()
     assert in_workers.tensor_count == len(TENSORS) == 192
     assert requests_in_workers == requests_in_threads
@@ -69,19 +70,37 @@ def test_below_the_threshold_the_threads_parse(hub, fresh_workers):
     assert parsing._workers is None
 
 
-def test_a_bad_header_is_the_same_line_from_a_worker(hub, fresh_workers):
-    raw = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 9]}}).encode()
+_BAD_HEADER = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 9]}}).encode()
+
+
+@pytest.mark.parametrize(
+    ("file", "body", "said", "task"),
+    [
+        (
+            "model-00005-of-00012.safetensors",
+            struct.pack("<Q", len(_BAD_HEADER)) + _BAD_HEADER,
+            "tensor 'a': F32 [2] needs 8 bytes, offsets give 9",
+            "header",
+        ),
+        (
+            "model.safetensors.index.json",
+            b'{"weight_map": {"a": "gone.safetensors"}}',
+            "'gone.safetensors', which is not in the repo",
+            "index",
+        ),
+    ],
+)
+def test_bad_bytes_are_the_same_line_from_a_worker(hub, fresh_workers, file, body, said, task):
     hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
-    hub.add_fault(Fault("model-00005-of-00012.safetensors", body=struct.pack("<Q", len(raw)) + raw))
+    hub.add_fault(Fault(file, body=body))
     lines = []
     for processes in (0, 2):
         with pytest.raises(SourceError) as caught:
             read(hub, "org/moe", processes)
         lines.append(caught.value.line())
     assert lines[0] == lines[1]
-    assert "model-00005-of-00012.safetensors" in lines[0]
-    assert "tensor 'a': F32 [2] needs 8 bytes, offsets give 9" in lines[0]
-    assert parsing._workers is not None and parsing._workers.answered >= 1
+    assert file in lines[0] and said in lines[0]
+    assert parsing._workers is not None and parsing._workers.answered[task] >= 1
 
 
 def test_killed_workers_leave_their_headers_to_the_threads(hub, fresh_workers):
@@ -94,22 +113,58 @@ def test_killed_workers_leave_their_headers_to_the_threads(hub, fresh_workers):
         worker.process.wait()
     snapshot, _ = read(hub, "org/moe", processes=2)
     assert snapshot.compact() == expected.compact()
-    assert workers.alive == 0 and workers.answered == 0
+    assert workers.alive == 0 and not workers.answered
 
 
-def test_a_worker_that_dies_on_a_header_leaves_it_to_the_caller_not_to_the_next(hub, fresh_workers):
+def test_a_worker_that_dies_on_the_index_leaves_it_to_the_caller(hub, fresh_workers):
     hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
     expected, _ = read(hub, "org/moe", processes=0)
     workers = parsing._shared_workers(2)
-    first = workers.all[0]  # first in line: the first header a worker is asked for goes to it
-    os.kill(first.process.pid, signal.SIGSTOP)  # it is sent its headers and never answers
-    threading.Timer(0.5, first.process.kill).start()  # then dies on them
+    first = workers.all[0]  # first in line: the index, the first thing a read asks a worker for, goes to it
+    os.kill(first.process.pid, signal.SIGSTOP)  # it is sent the index and never answers
+    threading.Timer(0.5, first.process.kill).start()  # then dies on it
     snapshot, _ = read(hub, "org/moe", processes=2)
     assert snapshot.compact() == expected.compact()
-    # the first header is parsed here (it sizes the others); the first worker had been sent the next
-    # two (IN_FLIGHT), which its death leaves to their callers; the other worker answers the rest
-    assert parsing.IN_FLIGHT == 2
-    assert workers.alive == 1 and workers.answered == SHARDS - 3
+    # the index is read here; the other worker answers every header but the first (which sizes the others)
+    assert workers.alive == 1 and workers.answered == {"header": SHARDS - 1}
+
+
+def test_bytes_a_worker_dies_on_go_back_to_their_caller_not_to_the_next(fresh_workers):
+    """Two headers asked at once of two workers, the first of which never answers and is killed: its
+    caller gets None (and parses the header itself); the other's answer is the other worker's alone."""
+    workers = parsing._shared_workers(2)
+    first = workers.all[0]
+    os.kill(first.process.pid, signal.SIGSTOP)
+    threading.Timer(0.5, first.process.kill).start()
+    raw = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}).encode()
+    with ThreadPoolExecutor(2) as pool:
+        size = 8 + len(raw) + 8  # the length, the header, one F32 [2]
+        answers = list(
+            pool.map(lambda _: workers.ask("header", raw, "model.safetensors", size, ""), range(2))
+        )
+    # which caller was given the stopped worker is the threads' race; that one caller, and one only, gets None
+    assert sorted(answers, key=lambda a: a is not None) == [
+        None,
+        parsing.parse_and_keep(raw, "model.safetensors", size),
+    ]
+    assert workers.alive == 1 and workers.answered == {"header": 1}
+
+
+def test_with_workers_this_process_never_parses_an_index(hub, fresh_workers, monkeypatch):
+    """The index's 200,000-name dict is a worker's to build: this process's peak never holds it."""
+    from hubdiff._source import layout
+
+    hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
+    here: list[str] = []
+    real = layout.parse_index
+    monkeypatch.setattr(
+        parsing, "parse_index", lambda raw, file, listing: here.append(file) or real(raw, file, listing)
+    )
+    with_workers, _ = read(hub, "org/moe", processes=2)
+    assert here == [] and parsing._workers.answered["index"] == 1
+    in_process, _ = read(hub, "org/moe", processes=0)
+    assert here == ["model.safetensors.index.json"]
+    assert with_workers.compact() == in_process.compact()
 
 
 def test_a_worker_known_stopped_is_not_asked(hub, fresh_workers):
@@ -119,7 +174,8 @@ def test_a_worker_known_stopped_is_not_asked(hub, fresh_workers):
     workers.all[0].stop()
     snapshot, _ = read(hub, "org/moe", processes=2)
     assert snapshot.compact() == expected.compact()
-    assert workers.alive == 1 and workers.answered == SHARDS - 1  # every header but the first: the other
+    assert workers.alive == 1  # the other answers the index and every header but the first
+    assert workers.answered == {"index": 1, "header": SHARDS - 1}
 
 
 def test_no_interpreter_to_start_means_no_workers_and_the_same_snapshot(hub, fresh_workers, monkeypatch):
@@ -140,11 +196,11 @@ def test_ctrl_c_while_waiting_for_an_answer_stops_that_worker_and_nothing_hangs(
         main = threading.main_thread().ident
         threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT)).start()  # Ctrl-C, to this thread
         with pytest.raises(KeyboardInterrupt):
-            workers.parse(b"{}", "model.safetensors", None, "")
+            workers.ask("header", b"{}", "model.safetensors", None, "")
     finally:
         signal.signal(signal.SIGINT, previous)
     assert workers.alive == 0 and worker.process.returncode is not None
-    assert workers.parse(b"{}", "model.safetensors", None, "") is None  # at once: no worker is left
+    assert workers.ask("header", b"{}", "model.safetensors", None, "") is None  # at once: none is left
 
 
 def test_a_forked_child_never_uses_its_parents_workers(fresh_workers):
@@ -168,7 +224,8 @@ def test_a_worker_ignores_ctrl_c(hub, fresh_workers):
     os.kill(worker.process.pid, signal.SIGINT)
     snapshot, _ = read(hub, "org/moe", processes=1)
     assert worker.process.poll() is None  # still running
-    assert parsing._workers.answered == 2 * (SHARDS - 1) and snapshot.tensor_count == 192
+    assert parsing._workers.answered == {"index": 2, "header": 2 * (SHARDS - 1)}
+    assert snapshot.tensor_count == 192
 
 
 def test_a_folder_reads_alike_with_workers(tmp_path, fresh_workers):
@@ -176,7 +233,7 @@ def test_a_folder_reads_alike_with_workers(tmp_path, fresh_workers):
     in_thread = load_local(str(tmp_path), processes=0)
     assert parsing._workers is None
     in_workers = load_local(str(tmp_path), processes=2, processes_from_shards=2)
-    assert parsing._workers is not None and parsing._workers.answered == SHARDS
+    assert parsing._workers is not None and parsing._workers.answered == {"header": SHARDS}
     assert in_workers.compact() == in_thread.compact() and in_workers.tensor_count == 192
 
 
@@ -227,7 +284,7 @@ def test_hostile_headers_read_alike_in_a_worker(blob):
     except Exception as exc:
         here = (type(exc), str(exc))
     try:
-        there: object = workers.parse(raw, "model.safetensors", size, "")
+        there: object = workers.ask("header", raw, "model.safetensors", size, "")
     except Exception as exc:
         there = (type(exc), str(exc))
     assert there == here

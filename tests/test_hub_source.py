@@ -7,6 +7,7 @@ import pytest
 
 from hubdiff._source.build import FIRST_GUESS_PER_ENTRY, header_hints
 from hubdiff._source.hub import HubReader
+from hubdiff._source.layout import NameSizes
 from hubdiff._source.local import load_local
 from hubdiff.errors import SourceError
 from hubdiff.testing import CommitSpec, Fault, RepoSpec, load_census, write_checkpoint
@@ -30,7 +31,7 @@ def expected_header_ranges(
     the first shard's range from the first guess, every other from what the first header showed."""
     weight_map = json.loads(files[index].head)["weight_map"]
     shards = sorted(set(weight_map.values()))
-    hints = header_hints(weight_map, index, shards)
+    hints = header_hints(NameSizes(weight_map, index), shards)
     out = []
     per_entry = FIRST_GUESS_PER_ENTRY
     for i, shard in enumerate(shards):

@@ -24,8 +24,9 @@ from .._compare.claims import Claim, ClaimError, validate
 from .._metrics import FIGURE_UNITS, MetricsOptions
 from .._metrics.options import OptionError, parse_options
 from .._metrics.serving_options import name_problem
+from .._source.config_bounds import check_config
 from .._source.jsonin import INT_RANGE, MAX_DEPTH
-from .._source.layout import LayoutProblem, check_config
+from .._source.layout import LayoutProblem
 from .._source.repo_id import is_repo_id
 from ..errors import BaselineError, UsageError
 from ..patterns import Pattern, format_index_set, ordered, parse_index_set

@@ -53,7 +53,7 @@ def _num(value: Any) -> int | None:
 
 
 # Keys that hold a size or a multiplier, by name: hubdiff's readers and transformers' classes multiply
-# them, so the boundary (_source/layout.check_config) refuses strings and out-of-range numbers there.
+# them, so the boundary (_source/config_bounds.check_config) refuses strings and out-of-range numbers there.
 # transformers' own type hints of every field so named are int, float or lists of them.
 SIZE_KEY = re.compile(
     r"(^|_)(size|dim|channels|heads|rank|depth|embd|layers|blocks|experts)$|^d_model$|^(n|num)_"

@@ -7,25 +7,21 @@ make up the model, the size limits and the checks are the same for the Hub and a
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from functools import cached_property
-from itertools import groupby
-from operator import itemgetter
 from typing import Any, Protocol
 
 from ..errors import SourceError, reading
 from ..patterns import Grouping, ShardGroups
 from ..snapshot import FileEntry, Snapshot, locate_groups
+from .config_bounds import check_config
 from .layout import (
     MAX_CONFIG_BYTES,
     MAX_INDEX_BYTES,
     LayoutProblem,
+    NameSizes,
     WeightLayout,
-    check_config,
     choose_layout,
-    parse_index,
     parse_json_object,
 )
 
@@ -40,32 +36,6 @@ MARGIN = 1.02
 MARGIN_BYTES = 256
 
 
-class _IndexSizes:
-    """Per shard of one index, the bytes of the quoted names it lists and how many: worked out once,
-    on first use (a Hub read asks; a folder on disk never does)."""
-
-    def __init__(self, weight_map: dict[str, Any], index_file: str) -> None:
-        self.weight_map: dict[str, Any] | None = weight_map
-        folder = index_file.rpartition("/")[0]
-        self.prefix = f"{folder}/" if folder else ""
-
-    @cached_property
-    def table(self) -> dict[str, tuple[int, int]]:
-        """Worked out once; the weight_map (tens of MB for 200,000 names) is then let go."""
-        weight_map = self.weight_map or {}
-        sums: dict[Any, int] = defaultdict(int)
-        counts: Counter[Any] = Counter()
-        # an index lists each shard's names in a run: per run, one join and one encode at C speed
-        for shard, run in groupby(weight_map.items(), key=itemgetter(1)):
-            names = list(map(itemgetter(0), run))
-            sums[shard] += len("".join(names).encode()) + 2 * len(names)
-            counts[shard] += len(names)  # UTF-8 plus two quotes per name: escaping only adds
-        self.weight_map = None
-        return {
-            self.prefix + shard: (n, counts[shard]) for shard, n in sums.items() if isinstance(shard, str)
-        }
-
-
 @dataclass(frozen=True)
 class HeaderHint:
     """What the index says about one shard's header: the bytes of its quoted names, and how many.
@@ -75,7 +45,7 @@ class HeaderHint:
     """
 
     shard: str = ""
-    sizes: _IndexSizes | None = None  # None: no index lists this file
+    sizes: NameSizes | None = None  # None: no index lists this file
     prefix: str = ""  # put before each tensor name: the component's folder, in a multi-folder layout
 
     @property
@@ -106,6 +76,9 @@ class ModelFiles(Protocol):
     def read(self, path: str, limit: int) -> bytes:
         """At most ``limit + 1`` bytes of a small file (one more than allowed, so "too big" shows)."""
 
+    def index(self, raw: bytes, file: str, listing: set[str]) -> tuple[dict[str, Any], list[str], NameSizes]:
+        """``layout.parse_index`` of an index's bytes, here or where the headers will be parsed."""
+
     def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
         """Each shard's header, parsed and kept as it arrives (``parsing.kept``); ``hints`` says what
         the index tells of each header's size, and the prefix of its names."""
@@ -121,9 +94,8 @@ def config_file_of(listing: set[str], layout: WeightLayout) -> str:
     raise LayoutProblem("config.json", "not found")
 
 
-def header_hints(weight_map: dict[str, Any], index_file: str, shards: list[str]) -> dict[str, HeaderHint]:
+def header_hints(sizes: NameSizes, shards: list[str]) -> dict[str, HeaderHint]:
     """Per shard, what the index tells of its header (see HeaderHint)."""
-    sizes = _IndexSizes(weight_map, index_file)
     return {shard: HeaderHint(shard, sizes) for shard in shards}
 
 
@@ -198,11 +170,12 @@ def _read_index(
     """The index's metadata; its shards' hints added to ``hints``.
 
     A function of its own so that the index's bytes (17 MB for 200,000 tensors) are let go before
-    the headers are read; its weight_map lives on only in the hints, until their sizes are worked out.
+    the headers are read; its weight_map lives on only in the hints, until their sizes are worked out
+    (or not at all here, when a header worker read it).
     """
     raw = files.read(index_file, MAX_INDEX_BYTES)
-    metadata, shards, weight_map = parse_index(raw, index_file, listing)
-    hints.update(header_hints(weight_map, index_file, shards))
+    metadata, shards, sizes = files.index(raw, index_file, listing)
+    hints.update(header_hints(sizes, shards))
     return metadata
 
 

@@ -33,8 +33,8 @@ from .._say import notice
 from ..errors import WriteError
 from ..snapshot import Snapshot
 from ..visible import printable
+from .config_bounds import check_config
 from .jsonin import MAX_DEPTH, load_json
-from .layout import check_config
 from .repo_id import is_repo_id
 
 METRICS_FORMAT = 1  # of a metrics entry: {"format", "key", "metrics"}

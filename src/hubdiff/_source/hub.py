@@ -47,7 +47,7 @@ from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, config_file_of, read_model
 from .cache import SnapshotCache
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
-from .layout import MAX_CONFIG_BYTES, MAX_INDEX_BYTES, LayoutProblem, WeightLayout, choose_layout
+from .layout import MAX_CONFIG_BYTES, MAX_INDEX_BYTES, LayoutProblem, NameSizes, WeightLayout, choose_layout
 from .outbound import (
     DEADLINE_TIMEOUTS,
     DISABLED,
@@ -456,6 +456,7 @@ class HubReader:
         reader = self
         shards = sum(path.endswith(".safetensors") for path in info.sizes) if headers else 0
         parser = HeaderParser(shards, self.settings.processes, self.settings.processes_from_shards)
+        parser.start()  # its workers import while the index is on its way: they parse it too
         small = small_files(info.sizes, headers)
         early: dict[str, tuple[int, Future[tuple[bytes, int | None]]]] = {}
 
@@ -465,6 +466,11 @@ class HubReader:
                 if future is not None and limit_asked == limit:
                     return future.result()[0]  # a failure is raised here, where read_model reads it
                 return reader._get(repo, sha, path, limit)[0]
+
+            def index(
+                self, raw: bytes, file: str, listing: set[str]
+            ) -> tuple[dict[str, Any], list[str], NameSizes]:
+                return parser.index(raw, file, listing)
 
             def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
                 return reader._headers_parallel(repo, sha, hints, parser)
@@ -500,7 +506,6 @@ class HubReader:
     ) -> dict[str, ShardGroups]:
         shards = sorted(hints)
         out: dict[str, ShardGroups] = {}
-        parser.start()  # its workers import while the first header is read (after the index is let go)
         bar = _progress(len(shards), repo) if self.settings.progress and len(shards) > 4 else None
         lock = threading.Lock()
         per_entry, most = FIRST_GUESS_PER_ENTRY, self.settings.workers

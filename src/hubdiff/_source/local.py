@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .._threads import each_in_threads
 from ..errors import SourceError, reading
@@ -13,6 +13,7 @@ from ..patterns import ShardGroups
 from ..snapshot import Snapshot
 from .build import HeaderHint, read_model
 from .header import HeaderProblem, header_length
+from .layout import NameSizes, parse_index
 from .parsing import MANY_SHARDS, HeaderParser
 
 
@@ -51,6 +52,9 @@ class _Folder:
     def read(self, path: str, limit: int) -> bytes:
         with self.open(path) as fh:
             return fh.read(limit + 1)
+
+    def index(self, raw: bytes, file: str, listing: set[str]) -> tuple[dict[str, Any], list[str], NameSizes]:
+        return parse_index(raw, file, listing)  # its names' sizes are never asked: headers are read whole
 
     def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
         shards = sorted(hints)

@@ -6,13 +6,17 @@ held at once. Where that work runs matters for the largest checkpoints: reading 
 interpreter's lock and parsing and grouping the headers is most of what they do. From
 ``HubSettings.processes_from_shards`` shards on, it goes to worker processes (one per core, at most
 four) while the threads keep reading. Below that, starting them (~0.1 s of imports each) would cost
-more than it saves, and the calling thread parses. They start once the index has been let go, so their
-memory never adds to the index parse's peak, and are then shared by every read of the process.
+more than it saves, and the calling thread parses. They start with the read, before the index comes,
+and are then shared by every read of the process. The index goes to a worker too (``index_sizes``):
+the dict orjson builds of its 200,000 names (~70 MB at once, with the index's 17 MB) was this
+process's peak, and what the read needs of it (the shards, and each one's names' sizes) is a table
+of a few kilobytes.
 
 The workers are plain subprocesses running ``serve``, not a multiprocessing pool: its workers import
 the caller's ``__main__`` again (a script without a main guard would run twice), and forking a process
 whose threads may hold locks is unsafe. A worker runs in isolated mode with this process's
-``sys.path``, takes one header at a time over its stdin and answers over its stdout (a length, then a
+``sys.path``, takes one task at a time over its stdin (a pickle naming the task and its arguments,
+then the bytes it works on, each after its length) and answers over its stdout (a length, then a
 pickle: both ends are this module). A worker that dies is dropped and its header parsed in the
 caller; workers ignore Ctrl-C and end when their input closes; a forked child never uses its parent's.
 """
@@ -30,11 +34,13 @@ import struct
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from typing import IO, Any
 
 from ..patterns import ShardGroups
 from .header import ParsedHeader, parse_header
+from .layout import NameSizes, parse_index
 
 MAX_PROCESSES = 4  # past four, the reading threads are the limit
 MANY_SHARDS = 24  # from this many shards on, workers parse (HubSettings.processes_from_shards)
@@ -65,13 +71,16 @@ def default_processes() -> int:
 # -- the two ends of a worker's pipes ------------------------------------------------------------
 
 
-def _send(stream: IO[bytes], data: bytes) -> None:
-    """Written whole: on this process's side the pipes are unbuffered (see ``_Worker``), where a
-    write may take only part."""
-    view = memoryview(_LENGTH.pack(len(data)) + data)
-    while view:
-        written = stream.write(view)
-        view = view[written or 0 :]
+def _send(stream: IO[bytes], *messages: bytes) -> None:
+    """Each written whole, after its length: on this process's side the pipes are unbuffered (see
+    ``_Worker``), where a write may take only part. The bytes are written as they are, never copied
+    (an index is 17 MB)."""
+    for data in messages:
+        for part in (_LENGTH.pack(len(data)), data):
+            view = memoryview(part)
+            while view:
+                written = stream.write(view)
+                view = view[written or 0 :]
     stream.flush()
 
 
@@ -97,16 +106,29 @@ def _receive(stream: IO[bytes]) -> bytes | None:
     return data if len(data) == length else None
 
 
+def index_sizes(raw: bytes, file: str, listing: set[str]) -> tuple[dict[str, Any], list[str], NameSizes]:
+    """``parse_index`` with its names' sizes worked out: what a worker does with an index's bytes. The
+    200,000-entry weight_map is built and let go here; only the per-shard table goes back."""
+    metadata, shards, sizes = parse_index(raw, file, listing)
+    sizes.table  # noqa: B018  # worked out now, and the weight_map let go
+    return metadata, shards, sizes
+
+
+# What a worker is asked to do with the bytes it is sent, and with what other arguments
+_TASKS: dict[str, Callable[..., Any]] = {"header": parse_and_keep, "index": index_sizes}
+
+
 def serve() -> None:
-    """A worker's loop: (raw, file, file_size, prefix) in, ("ok", ShardGroups) or ("raise", exception)
-    out, until the input closes."""
+    """A worker's loop: a task's name and arguments, then the bytes it works on, in; ("ok", result) or
+    ("raise", exception) out, until the input closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     requests = sys.stdin.buffer
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything else printed goes where stderr goes, never into an answer
-    while (message := _receive(requests)) is not None:
+    while (message := _receive(requests)) is not None and (raw := _receive(requests)) is not None:
         try:
-            answer: tuple[str, Any] = ("ok", parse_and_keep(*pickle.loads(message)))
+            task, args = pickle.loads(message)
+            answer: tuple[str, Any] = ("ok", _TASKS[task](raw, *args))
         except Exception as exc:
             answer = ("raise", exc)
         try:
@@ -143,7 +165,7 @@ class _Worker:
         self._waiting: collections.deque[Future[tuple[str, Any] | None]] = collections.deque()
         threading.Thread(target=self._answers, name="header-worker-answers", daemon=True).start()
 
-    def call(self, request: bytes) -> tuple[str, Any] | None:
+    def call(self, request: bytes, raw: bytes) -> tuple[str, Any] | None:
         """The worker's answer, or None if it is gone or stopped answering (then it is stopped too)."""
         assert self.process.stdin is not None
         answer: Future[tuple[str, Any] | None] = Future()
@@ -152,7 +174,7 @@ class _Worker:
                 return None
             self._waiting.append(answer)
             try:
-                _send(self.process.stdin, request)
+                _send(self.process.stdin, request, raw)
             except Exception:  # gone: every request waiting on it gets no answer
                 self.stop()
         try:
@@ -204,17 +226,19 @@ class _Workers:
             raise
         self.alive = count
         self._retired: set[int] = set()
-        self.answered = 0  # headers the workers answered for (parsed, or refused with the reason)
+        # per task, what the workers answered for (headers parsed or refused with the reason, indexes)
+        self.answered: collections.Counter[str] = collections.Counter()
         self.idle: queue.Queue[_Worker | None] = queue.Queue()  # None: no worker is left
         for _ in range(IN_FLIGHT):  # the first in line is the first worker, then the next
             for worker in self.all:
                 self.idle.put(worker)
         atexit.register(self.stop)
 
-    def parse(self, raw: bytes, file: str, file_size: int | None, prefix: str) -> ShardGroups | None:
-        """Parsed by a worker; None when none is left, or when the one asked died on this header (it
-        is not handed to the next: a header that kills a worker would kill them all)."""
-        request = pickle.dumps((raw, file, file_size, prefix), protocol=pickle.HIGHEST_PROTOCOL)
+    def ask(self, task: str, raw: bytes, *args: Any) -> Any:
+        """``_TASKS[task](raw, *args)`` done by a worker; None when none is left, or when the one asked
+        died on these bytes (they are not handed to the next: a header that kills a worker would kill
+        them all)."""
+        request = pickle.dumps((task, args), protocol=pickle.HIGHEST_PROTOCOL)
         while True:
             worker = self.idle.get()
             if worker is None:
@@ -224,7 +248,7 @@ class _Workers:
                 break
             self._retire(worker)  # a place in line of a worker that has stopped: dropped
         try:
-            answer = worker.call(request)
+            answer = worker.call(request, raw)
         finally:
             if worker.stopped:  # never asked again
                 self._retire(worker)
@@ -233,7 +257,7 @@ class _Workers:
         if answer is None:
             return None
         with _lock:
-            self.answered += 1
+            self.answered[task] += 1
         kind, value = answer
         if kind == "raise":
             raise value
@@ -312,10 +336,20 @@ class HeaderParser:
     def parse(self, raw: bytes, file: str, file_size: int | None, prefix: str = "") -> ShardGroups:
         """``parse_and_keep``, by a worker if there is one; a HeaderProblem comes back as raised."""
         if self._workers is not None:
-            groups = self._workers.parse(raw, file, file_size, prefix)
+            groups = self._workers.ask("header", raw, file, file_size, prefix)
             if groups is not None:
                 return groups
         return parse_and_keep(raw, file, file_size, prefix)
 
+    def index(self, raw: bytes, file: str, listing: set[str]) -> tuple[dict[str, Any], list[str], NameSizes]:
+        """``parse_index``, by a worker if there is one (``index_sizes``): the index's bytes and the dict
+        of its 200,000 names then never add to this process's peak memory. A LayoutProblem comes
+        back as raised."""
+        if self._workers is not None:
+            answer = self._workers.ask("index", raw, file, listing)
+            if answer is not None:
+                return answer  # type: ignore[no-any-return]
+        return parse_index(raw, file, listing)
 
-__all__ = ["HeaderParser", "kept", "parse_and_keep", "serve"]
+
+__all__ = ["HeaderParser", "index_sizes", "kept", "parse_and_keep", "serve"]
