@@ -233,6 +233,29 @@ def test_a_warm_run_costs_one_plain_request_and_imports_neither_client_nor_trans
     assert [(e.method, e.path) for e in hub.log] == [("GET", "/api/models/Qwen/VL/revision/main?expand=sha")]
 
 
+def test_as_a_program_a_cold_read_leaves_trio_unimported(hub, tmp_path):
+    """httpcore, under huggingface_hub's client, imports trio wherever it is installed (~40 ms of a cold
+    run); hubdiff's command line never does, and ``main`` called with arguments by other code changes
+    nothing of what its process imports."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    hub.add(qwen_repo())
+    installed = importlib.util.find_spec("trio") is not None
+    answers = []
+    for how in ("sys.argv[1:] = args; code = main()", "code = main(args)"):  # the command line; a caller
+        cache = tmp_path / how[:4]
+        args = ["metrics", "Qwen/VL", "--endpoint", hub.endpoint, "--cache-dir", str(cache)]
+        code = (
+            f"import sys; from hubdiff.cli import main; args = {args!r}; {how}; "
+            "print(code, 'httpcore2' in sys.modules, 'trio._core' in sys.modules, file=sys.stderr)"
+        )
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        answers.append(run.stderr.splitlines()[-1])
+    assert answers == ["0 True False", f"0 True {installed}"]
+
+
 def test_a_final_answer_to_the_warm_lookup_is_not_asked_again(hub, cache):
     from hubdiff._source import Sources, parse_source
 
