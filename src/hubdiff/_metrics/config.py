@@ -12,6 +12,7 @@ recorded, so that a key nobody read can be reported instead of silently ignored.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -270,7 +271,10 @@ def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, A
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                config = cls.from_dict({k: v for k, v in raw.items() if k != "auto_map"})
+                # a copy all the way down: the class writes into the objects it is given (its rope
+                # standardization adds rope_theta and rope_type to rope_scaling), and ``raw`` is the
+                # snapshot's config, which is cached and recorded as the Hub sent it
+                config = cls.from_dict(copy.deepcopy({k: v for k, v in raw.items() if k != "auto_map"}))
                 text = config.get_text_config()
                 vision = getattr(config, "vision_config", None)
         except MemoryError:  # never a fallback to the raw keys: exit 3, the one line of an unexpected error
