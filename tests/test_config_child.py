@@ -125,6 +125,39 @@ def test_reading_a_config_leaves_it_as_the_hub_sent_it() -> None:
     assert len(raws) >= 80
 
 
+def test_a_cold_check_reads_in_a_child_as_in_process(hub: Any, tmp_path: Path) -> None:
+    """A baseline recorded in this process, checked cold with the child and without: the same report,
+    nothing changed, and with the child the checking process never imported transformers."""
+    config = (DATA / "DeepSeek-V3" / "config.json").read_bytes()
+    tensors = [(f"model.layers.{i}.mlp.gate.weight", "BF16", (8, 16)) for i in range(3)]
+    hub.add(RepoSpec("org/m", [CommitSpec({"config.json": config}, tensors)]))
+    env = {"HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "record")}
+    _cli(["baseline", "init", "org/m", "--family", "f", "--baseline-dir", str(tmp_path)], env, child=False)
+    outputs = {}
+    for child in (True, False):
+        env["HUBDIFF_CACHE"] = str(tmp_path / f"cache-{child}")
+        text, imported = _cli(["check", str(tmp_path / "f.yaml"), "--format", "text"], env, child)
+        assert imported is not child
+        outputs[child] = text
+    assert outputs[True] == outputs[False]
+
+
+def test_past_its_children_a_process_reads_configs_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two children at most (each ~0.45 s of CPU and ~55 MiB): a check of many repos read cold has the
+    rest read here, the import started in a thread as soon as their config comes."""
+    from hubdiff import _metrics
+
+    raw = json.loads((DATA / "Mixtral-8x7B-v0.1" / "config.json").read_text())
+    imported: list[str] = []
+    monkeypatch.setattr(config_child, "_sent", config_child.MAX_CHILDREN)
+    monkeypatch.setattr(_metrics, "prepare_transformers", lambda: imported.append("here"))
+    assert config_child.start(raw) is False
+    early = _metrics.EarlyConfigRead(_metrics.MetricsOptions())
+    early(raw)
+    early.join()
+    assert imported == ["here"] and not config_module.PREREAD
+
+
 def test_an_answer_is_for_its_own_config_only() -> None:
     raw = json.loads((DATA / "DeepSeek-V3" / "config.json").read_text())
     planted = ({"hidden_size": 1}, None, "config read with transformers 0 Planted")

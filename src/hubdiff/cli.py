@@ -6,13 +6,12 @@ import argparse
 import json
 import os
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _say, errors
-from ._metrics import MetricsOptions
+from ._metrics import EarlyConfigRead, MetricsOptions
 from ._source import HubSettings, Sources, parse_source
 from ._source.cache import SnapshotCache
 from .visible import printable_json, printable_lines
@@ -131,7 +130,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     options = replace(_options_from(args, config_only=args.config_only), witness=args.witness)
     configurations = options_from_args(args)
     sources, spec = sources_from(args), parse_source(args.source)
-    early = _EarlyImport(options) if spec.kind == "hub" and not sources.offline else None
+    early = EarlyConfigRead(options) if spec.kind == "hub" and not sources.offline else None
     if early is not None and options.config_reader == "auto" and sources.last_cached(spec) is None:
         from ._metrics.config_child import prestart
 
@@ -159,37 +158,6 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             text = fit(metrics_text(metrics) + memory_text(memory) + serving_text)
     print(printable_lines(text), end="")
     return errors.EXIT_OK
-
-
-class _EarlyImport:
-    """Read the config with transformers' classes while the headers of a Hub repo are read: in a child
-    process (``_metrics.config_child``, started ahead by ``prestart`` on a cold read), else by
-    importing transformers (~1 s, ~40 MiB) in a thread.
-
-    Called with the config as soon as the Hub has sent it; the child is given it only when the metrics
-    will use it (a config with a model_type, read through transformers' classes). A warm run never
-    calls it (its snapshot comes from the cache, and its metrics too).
-    """
-
-    def __init__(self, options: MetricsOptions) -> None:
-        self.options = options
-        self.thread: threading.Thread | None = None
-
-    def __call__(self, config: dict[str, Any]) -> None:
-        from ._metrics import needs_transformers, prepare_transformers
-        from ._metrics.config_child import start
-
-        if self.thread is None and needs_transformers(config, self.options):
-            if start(config):  # read in a child, on another core: this process never imports it
-                return
-            self.thread = threading.Thread(
-                target=prepare_transformers, name="import-transformers", daemon=True
-            )
-            self.thread.start()
-
-    def join(self) -> None:
-        if self.thread is not None:
-            self.thread.join()
 
 
 def _metric_options(p: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from ._compare import Comparison, Side, compare
 from ._compare.claims import ClaimResult, evaluate
 from ._compare.config_diff import ConfigChange
 from ._compare.release import Variant, closest_sibling, variant_of
-from ._metrics import Metrics, MetricsOptions
+from ._metrics import EarlyConfigRead, Metrics, MetricsOptions
 from ._metrics.kv import kv_report
 from ._metrics.serving_options import ServingOptions, ServingRefused, figure_unit
 from ._source import Sources, SourceSpec, parse_source
@@ -114,7 +114,8 @@ class Report:
 
 
 def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions, listed: str | None = None) -> Side:
-    snapshot = sources.open(spec, listed=listed)
+    early = EarlyConfigRead(options) if spec.kind == "hub" and not sources.offline else None
+    snapshot = sources.open(spec, listed=listed, on_config=early)
     return Side(snapshot.label, snapshot, _metrics_of(sources, snapshot, options))
 
 
