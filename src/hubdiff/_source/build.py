@@ -36,6 +36,14 @@ MARGIN = 1.02
 MARGIN_BYTES = 256
 
 
+def first_range_before_index(index_bytes: int, shards: int) -> int:
+    """The first shard's range, asked beside the index (so before it is read): an index entry is a name
+    and its shard's file name (~40 bytes besides the name), a header entry the name and ~80 more, so a
+    header is about 1.5 times its shard's share of the index. Twice that share covers a first shard
+    holding more tensors than the average; a range that falls short is followed by one for the rest."""
+    return 8 + math.ceil(2 * index_bytes / max(shards, 1)) + MARGIN_BYTES
+
+
 @dataclass(frozen=True)
 class HeaderHint:
     """What the index says about one shard's header: the bytes of its quoted names, and how many.

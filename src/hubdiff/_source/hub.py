@@ -43,7 +43,7 @@ from .._threads import each_in_threads
 from ..errors import SourceError, reading
 from ..patterns import ShardGroups
 from ..snapshot import Snapshot
-from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, config_file_of, read_model
+from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, config_file_of, first_range_before_index, read_model
 from .cache import SnapshotCache
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
@@ -364,9 +364,26 @@ class HubReader:
     def _header(
         self, repo: str, sha: str, path: str, first: int, parser: HeaderParser, prefix: str
     ) -> ShardGroups:
+        raw, size = self._header_bytes(repo, sha, path, first)
+        return self._parsed(repo, sha, path, raw, size, parser, prefix)
+
+    def _header_bytes(self, repo: str, sha: str, path: str, first: int) -> tuple[bytes, int | None]:
+        with reading(repo, sha, path), _STREAMS:  # held for the read, not the parse
+            return self._read_header(repo, sha, path, first)
+
+    def _timed_header_bytes(
+        self, repo: str, sha: str, path: str, first: int
+    ) -> tuple[bytes, int | None, float]:
+        """``_header_bytes`` and the seconds it took (``streams_for_latency``)."""
+        started = time.monotonic()
+        raw, size = self._header_bytes(repo, sha, path, first)
+        return raw, size, time.monotonic() - started
+
+    @staticmethod
+    def _parsed(
+        repo: str, sha: str, path: str, raw: bytes, size: int | None, parser: HeaderParser, prefix: str
+    ) -> ShardGroups:
         with reading(repo, sha, path):
-            with _STREAMS:  # held for the read, not the parse: the next read need not wait for it
-                raw, size = self._read_header(repo, sha, path, first)
             try:
                 return parser.parse(raw, path, size, prefix)
             except HeaderProblem as exc:
@@ -459,6 +476,8 @@ class HubReader:
         parser.start()  # its workers import while the index is on its way: they parse it too
         small = small_files(info.sizes, headers)
         early: dict[str, tuple[int, Future[tuple[bytes, int | None]]]] = {}
+        first = first_header(info.sizes) if headers else None
+        early_first: tuple[str, Future[tuple[bytes, int | None, float]]] | None = None
 
         class _Files:
             def read(self, path: str, limit: int) -> bytes:
@@ -473,7 +492,7 @@ class HubReader:
                 return parser.index(raw, file, listing)
 
             def headers(self, hints: dict[str, HeaderHint]) -> dict[str, ShardGroups]:
-                return reader._headers_parallel(repo, sha, hints, parser)
+                return reader._headers_parallel(repo, sha, hints, parser, early_first)
 
         def read() -> Snapshot:
             return read_model(
@@ -489,12 +508,14 @@ class HubReader:
             )
 
         # config, generation config and index asked for at once (each is two round trips on the Hub,
-        # a resolve and its redirect), and the Hub's count beside them: only the index is on the way
-        # to the headers, so the others cost no round trip of their own
-        with ThreadPoolExecutor(max_workers=len(small) + 1) as pool:
+        # a resolve and its redirect), and the Hub's count and the first header beside them: only the
+        # index and the first header are on the way to the other headers, and they go side by side
+        with ThreadPoolExecutor(max_workers=len(small) + 2) as pool:
             for path, limit in small:
                 early[path] = limit, pool.submit(self._get, repo, sha, path, limit)
             counted = pool.submit(self.hub_parameters, repo, sha) if headers else None
+            if first is not None:
+                early_first = first[0], pool.submit(self._timed_header_bytes, repo, sha, *first)
             try:
                 snapshot = read()
             finally:
@@ -502,8 +523,14 @@ class HubReader:
         return snapshot if counted is None else replace(snapshot, hub_parameters=counted.result())
 
     def _headers_parallel(
-        self, repo: str, sha: str, hints: dict[str, HeaderHint], parser: HeaderParser
+        self,
+        repo: str,
+        sha: str,
+        hints: dict[str, HeaderHint],
+        parser: HeaderParser,
+        early_first: tuple[str, Future[tuple[bytes, int | None, float]]] | None = None,
     ) -> dict[str, ShardGroups]:
+        """Every header; ``early_first`` is the first shard's, asked beside the index (``first_header``)."""
         shards = sorted(hints)
         out: dict[str, ShardGroups] = {}
         bar = _progress(len(shards), repo) if self.settings.progress and len(shards) > 4 else None
@@ -511,11 +538,14 @@ class HubReader:
         per_entry, most = FIRST_GUESS_PER_ENTRY, self.settings.workers
         if len(shards) > 1 and hints[shards[0]].entries:
             # one header first: what its entries take besides their names sizes every other range;
-            # parsed here, not by a worker still starting, since every other read waits for it
+            # parsed here, where nothing else waits, since every other read waits for it
             hint, here = hints[shards[0]], HeaderParser(shards=0)
-            started, cpu_started = time.monotonic(), time.process_time()
-            first = self._header(repo, sha, shards[0], hint.estimate(per_entry), here, hint.prefix)
-            most = streams_for_latency(time.monotonic() - started, time.process_time() - cpu_started, most)
+            if early_first is not None and early_first[0] == shards[0]:
+                raw, size, took_s = early_first[1].result()  # a failure is raised here, with its file
+            else:  # none asked ahead, or the listing's first shard is not the index's
+                raw, size, took_s = self._timed_header_bytes(repo, sha, shards[0], hint.estimate(per_entry))
+            first = self._parsed(repo, sha, shards[0], raw, size, here, hint.prefix)
+            most = streams_for_latency(took_s, most)
             out[shards[0]] = first
             if bar is not None:
                 bar.update(1)
@@ -538,23 +568,43 @@ class HubReader:
         return out
 
 
-# Reads in flight per read that waits on the network, over the reads the process can make meanwhile
+# What one header read costs this process (its two hops, the body, the hand-off to a worker): ~6 ms
+# of CPU on a 2-core machine for a 160 KB header, measured on the replica
+READ_CPU_S = 0.006
+# Reads in flight per read that one read's wait could overlap
 IN_FLIGHT_PER_WAIT = 4
 FEWEST_STREAMS = 8
 
 
-def streams_for_latency(wall_s: float, cpu_s: float, most: int) -> int:
-    """Reads in flight enough to keep this process busy, given what the first header's read took: it
-    waited ``wall_s - cpu_s`` on the network, so about ``wall_s / cpu_s`` reads overlap it, times
-    ``IN_FLIGHT_PER_WAIT`` for the workers' parsing beside this process and for latency that varies.
+def streams_for_latency(took_s: float, most: int) -> int:
+    """Reads in flight enough to keep this process busy, given how long the first header's read took:
+    about ``took_s / READ_CPU_S`` reads overlap one read's wait, times ``IN_FLIGHT_PER_WAIT`` for the
+    workers' parsing beside this process and for latency that varies; at least ``FEWEST_STREAMS``.
 
     Near the Hub (or on loopback) a read waits little, and more threads than that only cost: every
     request walks the connection pool, one connection per stream and host (at 96 streams, 60,000
     connection checks for a 160-shard read, ~0.1 s of the run at 0 ms). An ocean away the first read
-    waits ~50 times its CPU, and every read goes out at once, as before (``most``)."""
-    if cpu_s <= 0:
-        return most
-    return max(min(FEWEST_STREAMS, most), min(most, math.ceil(IN_FLIGHT_PER_WAIT * wall_s / cpu_s)))
+    takes ~35 times its CPU, and every read goes out at once, as before (``most``). The first read's
+    own CPU is not measured: it goes beside the index, whose download shares the process."""
+    return max(min(FEWEST_STREAMS, most), min(most, math.ceil(IN_FLIGHT_PER_WAIT * took_s / READ_CPU_S)))
+
+
+def first_header(sizes: dict[str, int | None]) -> tuple[str, int] | None:
+    """The first shard of a one-index layout and the range to ask of it before the index is read
+    (``build.first_range_before_index``); None for any other layout, whose first header waits for
+    what sizes it (the index's names, or nothing)."""
+    try:
+        layout = choose_layout(set(sizes))
+    except LayoutProblem:
+        return None
+    if len(layout.components) != 1 or layout.components[0].index is None:
+        return None
+    folder, index = layout.components[0].folder, layout.components[0].index
+    shards = sorted(p for p in sizes if p.endswith(".safetensors") and p.rpartition("/")[0] == folder)
+    index_bytes = sizes.get(index)
+    if len(shards) < 2 or not index_bytes:
+        return None
+    return shards[0], first_range_before_index(index_bytes, len(shards))
 
 
 def streams(reads: int, most: int) -> int:

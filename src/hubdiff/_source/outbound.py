@@ -135,6 +135,10 @@ def bucket_of(url: str) -> str:
     return "resolvers" if "/resolve/" in path or path.startswith("/api/resolve-cache/") else "api"
 
 
+# Two answers whose windows reset this close are of one window (the Hub's t= is in whole seconds)
+SAME_WINDOW_S = 1.5
+
+
 class RateGate:
     """Where every request of the process waits its turn: after a 429 until the pause ends, and, in a
     bucket whose budget is nearly spent, until its slot in the rest of the window.
@@ -178,7 +182,13 @@ class RateGate:
             self.pause(max(1, limit.reset_s), cap_s)
         low = limit.quota is not None and 0 < limit.remaining <= limit.quota * LOW_BUDGET
         with self._lock:
-            self._left[limit.bucket] = limit.remaining, time.monotonic() + limit.reset_s
+            resets_at, remaining = time.monotonic() + limit.reset_s, limit.remaining
+            said = self._left.get(limit.bucket)
+            if said is not None and abs(resets_at - said[1]) < SAME_WINDOW_S:
+                # answers to requests sent side by side come in any order, and within one window the
+                # budget only falls: an answer saying more is left than an earlier one is the older
+                remaining = min(remaining, said[0])
+            self._left[limit.bucket] = remaining, resets_at
             self._spacing[limit.bucket] = min(limit.reset_s / (limit.remaining + 1), cap_s) if low else 0.0
 
     def left(self, bucket: str) -> int | None:
