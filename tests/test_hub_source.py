@@ -49,6 +49,15 @@ def expected_header_ranges(
     return sorted(out)
 
 
+def test_the_first_range_is_twice_its_share_of_the_index_and_bounded():
+    from hubdiff._source.build import FIRST_RANGE_CAP, first_range_before_index
+
+    # the bench repo's index, 17,391,277 bytes over 160 shards: 8 + ceil(2 x 17,391,277 / 160) + 256
+    assert first_range_before_index(17_391_277, 160) == 8 + 217_391 + 256
+    # a listing that says the index is 250 MB over two shards asks 16 MiB, not 250 MB
+    assert first_range_before_index(250_000_000, 2) == FIRST_RANGE_CAP == 16 * 1024 * 1024
+
+
 def logged_header_ranges(hub) -> list[tuple[str, str, int]]:
     return sorted(
         (e.path.rsplit("/", 1)[-1], e.range, e.bytes_sent) for e in hub.log if e.path.endswith(".safetensors")

@@ -36,12 +36,18 @@ MARGIN = 1.02
 MARGIN_BYTES = 256
 
 
+# The most the first range asks before the index is read: a header past it (over ~100,000 tensors in
+# one shard) is read with a second range for the rest, as any header a range falls short of
+FIRST_RANGE_CAP = 16 << 20
+
+
 def first_range_before_index(index_bytes: int, shards: int) -> int:
     """The first shard's range, asked beside the index (so before it is read): an index entry is a name
     and its shard's file name (~40 bytes besides the name), a header entry the name and ~80 more, so a
     header is about 1.5 times its shard's share of the index. Twice that share covers a first shard
-    holding more tensors than the average; a range that falls short is followed by one for the rest."""
-    return 8 + math.ceil(2 * index_bytes / max(shards, 1)) + MARGIN_BYTES
+    holding more tensors than the average; a range that falls short is followed by one for the rest.
+    The listing's sizes are the repo's word: a huge index over two shards asks at most the cap."""
+    return min(8 + math.ceil(2 * index_bytes / max(shards, 1)) + MARGIN_BYTES, FIRST_RANGE_CAP)
 
 
 @dataclass(frozen=True)
