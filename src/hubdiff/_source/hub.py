@@ -9,11 +9,12 @@ a deadline over its headers and body, its redirects are followed as ``outbound``
 only on the endpoint's origin), every body is read only up to what it may hold (4 KB for an error),
 and what comes back is checked into hubdiff's own types (``RepoInfo``) before anything uses it.
 
-Headers are read with one range per shard in the common case: the first shard's range is estimated
-from the names the index lists for it and a generous size per entry; what that header shows about the
-bytes an entry takes besides its name sizes the ranges of all the others, with a margin. Only when an
-estimate falls short does a second range fetch the rest. The margin is the over-read: a few hundred
-bytes of tensor data per shard, about 1% of what is read.
+Headers are read with one range per shard in the common case: the first shard's is asked beside the
+index, its range guessed from the index's size (``build.first_range_before_index``; where no index
+comes first, from the names it lists and a generous size per entry); what that header shows about the
+bytes an entry takes besides its name sizes the ranges of all the others, with the index's names and a
+margin. Only when an estimate falls short does a second range fetch the rest. The margin and the first
+guess are the over-read: a few hundred bytes of tensor data per shard, about 1% of what is read.
 """
 
 from __future__ import annotations
