@@ -10,6 +10,7 @@ out from the Hub's own routes: model info is one request; a small file is a ``re
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -20,7 +21,8 @@ from hubdiff._source import hub as hub_module
 from hubdiff._source.cache import SnapshotCache
 from hubdiff._source.hub import HubReader, streams, streams_for_latency
 from hubdiff._source.outbound import RateGate, bucket_of
-from hubdiff.testing import CommitSpec, HubReplica, RepoSpec
+from hubdiff.errors import SourceError
+from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
 from hubdiff.testing.replica import RateLimits
 
 from .conftest import fast_settings
@@ -111,6 +113,50 @@ def test_a_burst_never_exceeds_the_budget_the_hub_said_is_left(tmp_path):
     before_burst = 2 + 2 + 2 + 1
     burst = max(Counter(e.round for e in resolves).values())
     assert burst == 20 - before_burst
+
+
+def test_a_listing_with_a_file_the_index_never_names_asks_the_indexs_first_shard(tmp_path):
+    """A folder may hold weights the index never lists (Mistral's consolidated.safetensors beside its
+    model-0000N-of-...): the header asked beside the index is the index's own first shard's, by the
+    index's naming, and the other file is never asked for."""
+    hub = replica()
+    try:
+        files = next(iter(hub.repos["org/many"].commits.values())).files
+        files["consolidated.safetensors"] = files["model-00001-of-00030.safetensors"]  # listed, unindexed
+        reader = HubReader(fast_settings(hub.endpoint, workers=64), SnapshotCache(tmp_path))
+        assert len(reader.snapshot("org/many").shards) == SHARDS
+        log = hub.log
+    finally:
+        hub.stop()
+    assert not [e for e in log if "consolidated" in e.path]
+    assert max(e.round for e in log) == FLOOR
+
+
+def test_a_read_refused_before_its_headers_does_not_wait_for_the_first_one(tmp_path):
+    """The first header goes beside the config and the index; a config refused first is said at once,
+    not once that read has timed out (it runs on, unasked, in a thread of its own)."""
+    with HubReplica() as hub:
+        tensors = [(f"model.layers.{i}.mlp.w", "BF16", (8, 4)) for i in range(3)]
+        hub.add(RepoSpec("org/x", [CommitSpec({"config.json": b"[1]"}, tensors, shards=3)]))
+        hub.add_fault(Fault("model-00001-of-00003.safetensors", delay_s=5))
+        reader = HubReader(fast_settings(hub.endpoint, timeout_s=3.0, retries=0), SnapshotCache(tmp_path))
+        start = time.monotonic()
+        with pytest.raises(SourceError, match=r"config\.json: JSON but not an object"):
+            reader.snapshot("org/x")
+        assert time.monotonic() - start < 2.0  # not the 3 s the first header's read may take
+
+
+def test_a_late_answer_leaves_the_spacing_of_the_budget_it_saw_spent(gate):
+    """Within one window, an answer saying more is left than an earlier one is the older: the spacing a
+    nearly spent budget set is kept, not reset by it (4 left of 100 in a 2 s window: 0.4 s apart)."""
+    url = "http://127.0.0.1:1/org/x/resolve/main/model.safetensors"
+    gate.observe({"RateLimit": '"resolvers";r=4;t=2', "RateLimit-Policy": '"resolvers";q=100;w=2'}, 60.0)
+    gate.observe({"RateLimit": '"resolvers";r=60;t=2', "RateLimit-Policy": '"resolvers";q=100;w=2'}, 60.0)
+    assert gate.left("resolvers") == 4
+    start = time.monotonic()
+    gate.wait(url)
+    gate.wait(url)
+    assert time.monotonic() - start >= 0.35
 
 
 def test_streams_follow_the_budget_left(gate):

@@ -48,7 +48,15 @@ from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, config_file_of, first_rang
 from .cache import SnapshotCache
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
-from .layout import MAX_CONFIG_BYTES, MAX_INDEX_BYTES, LayoutProblem, NameSizes, WeightLayout, choose_layout
+from .layout import (
+    INDEX_SUFFIX,
+    MAX_CONFIG_BYTES,
+    MAX_INDEX_BYTES,
+    LayoutProblem,
+    NameSizes,
+    WeightLayout,
+    choose_layout,
+)
 from .outbound import (
     DEADLINE_TIMEOUTS,
     DISABLED,
@@ -511,12 +519,13 @@ class HubReader:
         # config, generation config and index asked for at once (each is two round trips on the Hub,
         # a resolve and its redirect), and the Hub's count and the first header beside them: only the
         # index and the first header are on the way to the other headers, and they go side by side
-        with ThreadPoolExecutor(max_workers=len(small) + 2) as pool:
+        with ThreadPoolExecutor(max_workers=len(small) + 1) as pool:
             for path, limit in small:
                 early[path] = limit, pool.submit(self._get, repo, sha, path, limit)
             counted = pool.submit(self.hub_parameters, repo, sha) if headers else None
-            if first is not None:
-                early_first = first[0], pool.submit(self._timed_header_bytes, repo, sha, *first)
+            if first is not None:  # not the pool's: a read that fails before its headers does not wait for it
+                ahead = partial(self._timed_header_bytes, repo, sha, *first)
+                early_first = first[0], _in_a_thread(ahead, "hubdiff-first-header")
             try:
                 snapshot = read()
             finally:
@@ -601,7 +610,13 @@ def first_header(sizes: dict[str, int | None]) -> tuple[str, int] | None:
     if len(layout.components) != 1 or layout.components[0].index is None:
         return None
     folder, index = layout.components[0].folder, layout.components[0].index
-    shards = sorted(p for p in sizes if p.endswith(".safetensors") and p.rpartition("/")[0] == folder)
+    # the shards as the index's own writer names them (model.safetensors.index.json: model-00001-of-
+    # 00163.safetensors ...); a folder may hold others the index never lists (consolidated.safetensors)
+    stem = index.rpartition("/")[2].removesuffix(INDEX_SUFFIX)
+    named = re.compile(rf"{re.escape(stem)}-(\d+)-of-(\d+)\.safetensors")
+    shards = sorted(
+        p for p in sizes if p.rpartition("/")[0] == folder and named.fullmatch(p.rpartition("/")[2])
+    )
     index_bytes = sizes.get(index)
     if len(shards) < 2 or not index_bytes:
         return None
@@ -637,21 +652,28 @@ def _close_if_answered(late: Future[Any]) -> None:
         late.result().close()
 
 
+def _in_a_thread(call: Callable[[], T], name: str) -> Future[T]:
+    """``call`` run in a daemon thread of its own, its result or exception in the future: nothing waits
+    for it that does not ask, neither a caller that has given up nor the interpreter's exit."""
+    done: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(call())
+        except BaseException as exc:  # handed to the thread that asks, which raises it
+            done.set_exception(exc)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return done
+
+
 def _by_deadline(send: Callable[[], httpx2.Response], deadline: float) -> httpx2.Response:
     """The answer's status line and headers, or ``_Retryable`` once the deadline has passed.
 
     httpx bounds each read, not the whole: a server sending a header byte every few seconds would
     hold the attempt for hours. So the request (every hop of it) is sent from a thread of its own
     and waited for until the deadline; an answer that comes after is closed unread."""
-    sent: Future[httpx2.Response] = Future()
-
-    def run() -> None:
-        try:
-            sent.set_result(send())
-        except BaseException as exc:  # handed to the waiting thread, which raises it
-            sent.set_exception(exc)
-
-    threading.Thread(target=run, name="hubdiff-request", daemon=True).start()
+    sent = _in_a_thread(send, "hubdiff-request")
     try:
         return sent.result(timeout=max(0.0, deadline - time.monotonic()))
     except FutureTimeout:

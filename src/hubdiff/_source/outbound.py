@@ -180,7 +180,6 @@ class RateGate:
             return
         if limit.remaining == 0:
             self.pause(max(1, limit.reset_s), cap_s)
-        low = limit.quota is not None and 0 < limit.remaining <= limit.quota * LOW_BUDGET
         with self._lock:
             resets_at, remaining = time.monotonic() + limit.reset_s, limit.remaining
             said = self._left.get(limit.bucket)
@@ -188,8 +187,9 @@ class RateGate:
                 # answers to requests sent side by side come in any order, and within one window the
                 # budget only falls: an answer saying more is left than an earlier one is the older
                 remaining = min(remaining, said[0])
+            low = limit.quota is not None and 0 < remaining <= limit.quota * LOW_BUDGET
             self._left[limit.bucket] = remaining, resets_at
-            self._spacing[limit.bucket] = min(limit.reset_s / (limit.remaining + 1), cap_s) if low else 0.0
+            self._spacing[limit.bucket] = min(limit.reset_s / (remaining + 1), cap_s) if low else 0.0
 
     def left(self, bucket: str) -> int | None:
         """The requests the Hub last said were left in ``bucket``'s window, or None when no answer said
