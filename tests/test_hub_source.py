@@ -261,11 +261,11 @@ def test_as_a_program_a_cold_read_leaves_trio_unimported(hub, tmp_path):
     hub.add(qwen_repo())
     installed = importlib.util.find_spec("trio") is not None
     answers = []
-    for how in ("sys.argv[1:] = args; code = main()", "code = main(args)"):  # the command line; a caller
+    for how in ("sys.argv[1:] = args; code = run()", "code = main(args)"):  # the command line; a caller
         cache = tmp_path / how[:4]
         args = ["metrics", "Qwen/VL", "--endpoint", hub.endpoint, "--cache-dir", str(cache)]
         code = (
-            f"import sys; from hubdiff.cli import main; args = {args!r}; {how}; "
+            f"import sys; from hubdiff.cli import main, run; args = {args!r}; {how}; "
             "print(code, 'httpcore2' in sys.modules, 'trio._core' in sys.modules, file=sys.stderr)"
         )
         run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -658,16 +658,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _as_a_program() -> None:
-    """What only a process that is hubdiff alone does (the command line, not ``main`` called by other
-    code): httpcore, under huggingface_hub's client, imports trio wherever it is installed, for async
-    clients (~40 ms of a cold run's critical path); hubdiff's requests are synchronous."""
+def run() -> int:
+    """The command line (the ``hubdiff`` script, ``python -m hubdiff``): ``main`` in a process that is
+    hubdiff alone. httpcore, under huggingface_hub's client, imports trio wherever it is installed, for
+    async clients (~40 ms of a cold run's critical path); hubdiff's requests are synchronous, so here it
+    is never imported. ``main`` called by other code imports as it always did."""
     sys.modules.setdefault("trio", None)  # type: ignore[arg-type]
+    return main()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if argv is None:
-        _as_a_program()
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(next((w for w in words if not w.startswith("-")), None))
     args = parser.parse_args(argv)
