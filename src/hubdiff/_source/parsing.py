@@ -139,7 +139,8 @@ def serve() -> None:
 
 
 # The worker imports exactly what this process would: its sys.path, given whole, in isolated mode (no
-# current directory, no PYTHON* variables), so a folder it runs in can never supply a module. Without
+# PYTHON* variables, no user site, and no folder of its own added), so it can import from nowhere this
+# process could not (a '' or a working directory this process has on its path, it has too). Without
 # the site module (-S: ~20 ms of each worker's start, reading every .pth file to build a sys.path it is
 # given anyway), so the folder holding this hubdiff comes last, for an editable install, whose path
 # hook a .pth file sets up.
