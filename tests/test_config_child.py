@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import types
@@ -126,13 +127,23 @@ def test_reading_a_config_leaves_it_as_the_hub_sent_it() -> None:
 
 
 def test_a_cold_check_reads_in_a_child_as_in_process(hub: Any, tmp_path: Path) -> None:
-    """A baseline recorded in this process, checked cold with the child and without: the same report,
-    nothing changed, and with the child the checking process never imported transformers."""
+    """A baseline recorded with the child and without: the same file; checked cold with the child and
+    without: the same report, nothing changed; with the child, neither process imported transformers."""
     config = (DATA / "DeepSeek-V3" / "config.json").read_bytes()
     tensors = [(f"model.layers.{i}.mlp.gate.weight", "BF16", (8, 16)) for i in range(3)]
     hub.add(RepoSpec("org/m", [CommitSpec({"config.json": config}, tensors)]))
-    env = {"HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "record")}
-    _cli(["baseline", "init", "org/m", "--family", "f", "--baseline-dir", str(tmp_path)], env, child=False)
+    recorded = {}
+    for child in (True, False):  # baseline init reads its cold config in the child too: the same file
+        env = {"HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / f"record-{child}")}
+        folder = tmp_path / f"baselines-{child}"
+        _, imported = _cli(
+            ["baseline", "init", "org/m", "--family", "f", "--baseline-dir", str(folder)], env, child
+        )
+        assert imported is not child
+        recorded[child] = (folder / "f.yaml").read_text()
+    when = re.compile(r"recorded: '\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ'")  # the time of recording
+    assert when.sub("", recorded[True]) == when.sub("", recorded[False]) and when.search(recorded[True])
+    (tmp_path / "f.yaml").write_text(recorded[False])
     outputs = {}
     for child in (True, False):
         env["HUBDIFF_CACHE"] = str(tmp_path / f"cache-{child}")

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._metrics import Metrics, MetricsOptions, compute_metrics
+from .._metrics import EarlyConfigRead, Metrics, MetricsOptions, compute_metrics
 from .._metrics.options import OPTION_KEYS, OptionError, options_entry, parse_options
 from .._metrics.serving import serving_figures, serving_values
 from .._metrics.serving_options import ServingOptions
@@ -169,7 +169,9 @@ def update_baseline(
             if only is not None and repo.repo not in only:
                 continue
             revision = (revisions or {}).get(repo.repo, repo.revision)
-            snapshot = sources.open(SourceSpec("hub", repo.repo, revision))
+            snapshot = sources.open(
+                SourceSpec("hub", repo.repo, revision), on_config=EarlyConfigRead(repo.options)
+            )
             metrics = sources.metrics(snapshot, repo.options)
             entry = editing.doc["repos"][repo.repo]
             before = plain(entry)
@@ -212,7 +214,9 @@ def init_repo(
             _set(entry, "revision", spec.revision)
         if before:
             options = _options_for(entry.get("metrics_options"), options)
-        snapshot = sources.open(replace(spec, revision=entry.get("revision", "main")))
+        snapshot = sources.open(
+            replace(spec, revision=entry.get("revision", "main")), on_config=EarlyConfigRead(options)
+        )
         record_entry(entry, snapshot, options, sources.metrics(snapshot, options), serving)
         return _line(path, spec.target, before, entry)
 
@@ -223,7 +227,9 @@ def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, source
     for a reviewer to state."""
     with edit(path) as editing:
         options = next(r.options for r in editing.baseline.repos if r.repo == sibling)
-        snapshot = replace(sources.open(SourceSpec("hub", repo, sha)), revision="main")
+        snapshot = replace(
+            sources.open(SourceSpec("hub", repo, sha), on_config=EarlyConfigRead(options)), revision="main"
+        )
         repos = editing.doc["repos"]
         before = plain(repos.get(repo, {}))
         entry: dict[str, Any] = {}
