@@ -150,8 +150,10 @@ def test_a_late_answer_leaves_the_spacing_of_the_budget_it_saw_spent(gate):
     """Within one window, an answer saying more is left than an earlier one is the older: the spacing a
     nearly spent budget set is kept, not reset by it (4 left of 100 in a 2 s window: 0.4 s apart)."""
     url = "http://127.0.0.1:1/org/x/resolve/main/model.safetensors"
-    gate.observe({"RateLimit": '"resolvers";r=4;t=2', "RateLimit-Policy": '"resolvers";q=100;w=2'}, 60.0)
-    gate.observe({"RateLimit": '"resolvers";r=60;t=2', "RateLimit-Policy": '"resolvers";q=100;w=2'}, 60.0)
+    gate.observe({"RateLimit": '"resolvers";r=4;t=2', "RateLimit-Policy": '"resolvers";q=100;w=2'}, 60.0, url)
+    gate.observe(
+        {"RateLimit": '"resolvers";r=60;t=2', "RateLimit-Policy": '"resolvers";q=100;w=2'}, 60.0, url
+    )
     assert gate.left("resolvers") == 4
     start = time.monotonic()
     gate.wait(url)
@@ -174,11 +176,19 @@ def test_answers_out_of_order_leave_the_fewest_left_of_their_window(gate):
     """Answers to requests sent side by side (the index's and the first header's) come in any order:
     within one window the budget only falls, so an answer saying more is left than an earlier one is
     the older one, not a refill."""
-    gate.observe({"RateLimit": '"resolvers";r=13;t=200'}, 60.0)
-    gate.observe({"RateLimit": '"resolvers";r=15;t=200'}, 60.0)
+    hub_url, other = (
+        "https://huggingface.co/org/x/resolve/main/a",
+        "http://127.0.0.1:8080/org/x/resolve/main/a",
+    )
+    gate.observe({"RateLimit": '"resolvers";r=13;t=200'}, 60.0, hub_url)
+    gate.observe({"RateLimit": '"resolvers";r=15;t=200'}, 60.0, hub_url)
     assert gate.left("resolvers") == 13
-    gate.observe({"RateLimit": '"resolvers";r=2999;t=500'}, 60.0)  # a later window
+    gate.observe({"RateLimit": '"resolvers";r=2999;t=500'}, 60.0, hub_url)  # a later window
     assert gate.left("resolvers") == 2999
+    gate.observe({"RateLimit": '"resolvers";r=13;t=500'}, 60.0, hub_url)
+    # another server's window is not this one's, whenever it resets (replicas' windows line up in time)
+    gate.observe({"RateLimit": '"resolvers";r=2000;t=500'}, 60.0, other)
+    assert gate.left("resolvers") == 2000
 
 
 # -- check: one listing page per owner, not one request per repo ------------------------------------------

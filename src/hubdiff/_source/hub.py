@@ -236,7 +236,7 @@ class HubReader:
                 headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
             request = session.build_request("GET", target, params=params, headers=headers, timeout=timeout)
             response = session.send(request, stream=True, follow_redirects=False)
-            GATE.observe(response.headers, self.settings.max_wait_s)
+            GATE.observe(response.headers, self.settings.max_wait_s, url)
             if response.next_request is None:
                 return response
             try:

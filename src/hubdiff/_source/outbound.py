@@ -153,7 +153,8 @@ class RateGate:
         self._spacing: dict[str, float] = {}  # bucket -> seconds between requests
         self._last: dict[str, float] = {}  # bucket -> when its last request was let go
         self._said_until = 0.0  # when the Hub's window whose wait was capped, and said so, resets
-        self._left: dict[str, tuple[int, float]] = {}  # bucket -> (requests left, when its window resets)
+        # bucket -> (requests left, when its window resets, the server that said so)
+        self._left: dict[str, tuple[int, float, tuple[str, str, int] | None]] = {}
 
     def wait(self, url: str) -> None:
         """Return once ``url`` may be requested."""
@@ -170,7 +171,7 @@ class RateGate:
         if slot > now:
             time.sleep(slot - now)
 
-    def observe(self, headers: Any, cap_s: float) -> None:
+    def observe(self, headers: Any, cap_s: float, url: str = "") -> None:
         """Space the requests of the answer's bucket by what its ``RateLimit`` says is left: none while
         more than ``LOW_BUDGET`` of the quota is (or when no quota is said), else what is left of the
         window shared among the requests left (at most ``cap_s`` apart). None left is a pause until
@@ -180,22 +181,23 @@ class RateGate:
             return
         if limit.remaining == 0:
             self.pause(max(1, limit.reset_s), cap_s)
+        server = origin(url)
         with self._lock:
             resets_at, remaining = time.monotonic() + limit.reset_s, limit.remaining
             said = self._left.get(limit.bucket)
-            if said is not None and abs(resets_at - said[1]) < SAME_WINDOW_S:
-                # answers to requests sent side by side come in any order, and within one window the
-                # budget only falls: an answer saying more is left than an earlier one is the older
+            if said is not None and said[2] == server and abs(resets_at - said[1]) < SAME_WINDOW_S:
+                # answers to requests sent side by side come in any order, and within one window of
+                # one server the budget only falls: an answer saying more is left is the older
                 remaining = min(remaining, said[0])
             low = limit.quota is not None and 0 < remaining <= limit.quota * LOW_BUDGET
-            self._left[limit.bucket] = remaining, resets_at
+            self._left[limit.bucket] = remaining, resets_at, server
             self._spacing[limit.bucket] = min(limit.reset_s / (remaining + 1), cap_s) if low else 0.0
 
     def left(self, bucket: str) -> int | None:
         """The requests the Hub last said were left in ``bucket``'s window, or None when no answer said
         (or that window has reset since): how many a read may send at once without being refused."""
         with self._lock:
-            left, resets_at = self._left.get(bucket, (0, 0.0))
+            left, resets_at, _ = self._left.get(bucket, (0, 0.0, None))
         return left if time.monotonic() < resets_at else None
 
     def pause(self, seconds: float, cap_s: float) -> None:

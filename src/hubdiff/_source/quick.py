@@ -119,14 +119,14 @@ def _get_json(settings: HubSettings, url: str, limit: int) -> tuple[Any, Any]:
         with opener.open(
             urllib.request.Request(url, headers=headers), timeout=settings.timeout_s
         ) as response:
-            GATE.observe(response.headers, settings.max_wait_s)
+            GATE.observe(response.headers, settings.max_wait_s, url)
             body = response.read(limit + 1)
             if len(body) > limit:
                 raise ValueError(f"answer over {limit:,} bytes")
             return json.loads(body), response.headers
     except urllib.error.HTTPError as exc:
         exc.close()
-        GATE.observe(exc.headers, settings.max_wait_s)
+        GATE.observe(exc.headers, settings.max_wait_s, url)
         if exc.code == 429:  # the ordinary path's attempt waits with every other request
             GATE.pause(wait_asked(exc.headers) or settings.backoff_s, settings.max_wait_s)
         raise
