@@ -167,6 +167,30 @@ def test_with_workers_this_process_never_parses_an_index(hub, fresh_workers, mon
     assert with_workers.compact() == in_process.compact()
 
 
+def test_an_answer_that_does_not_pickle_leaves_the_work_to_the_caller(fresh_workers, monkeypatch):
+    """A worker whose answer cannot be pickled (here: an exception holding a lock) says so, and the
+    caller does the work itself, meeting the real exception or result there: no stand-in error."""
+    boom = (
+        "import threading\n"
+        "class Unpicklable(Exception):\n"
+        "    def __init__(self):\n"
+        "        super().__init__('held'); self.lock = threading.Lock()\n"
+        "def header(raw, *args):\n"
+        "    raise Unpicklable()\n"
+        "parsing._TASKS['header'] = header\n"
+    )
+    serve = (
+        "import sys; sys.path[:] = sys.argv[1:]; from hubdiff._source import parsing\n"
+        + boom
+        + "parsing.serve()"
+    )
+    monkeypatch.setattr(parsing, "_SERVE", serve)
+    workers = parsing._shared_workers(1)
+    assert workers is not None
+    assert workers.ask("header", b"{}", "model.safetensors", None, "") is None
+    assert workers.alive == 1 and not workers.answered  # still serving; nothing answered for
+
+
 def test_a_worker_known_stopped_is_not_asked(hub, fresh_workers):
     hub.add(RepoSpec("org/moe", [CommitSpec({"config.json": b"{}"}, TENSORS, shards=SHARDS)]))
     expected, _ = read(hub, "org/moe", processes=0)

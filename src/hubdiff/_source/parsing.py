@@ -133,8 +133,8 @@ def serve() -> None:
             answer = ("raise", exc)
         try:
             data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:  # an exception that does not pickle still ends as one, named
-            data = pickle.dumps(("raise", RuntimeError(f"{type(answer[1]).__name__} in a header worker")))
+        except Exception:  # an answer that does not pickle: the caller does the work, and meets it there
+            data = pickle.dumps(("unanswered", None))
         _send(answers, data)
 
 
@@ -259,7 +259,7 @@ class _Workers:
                 self._retire(worker)
             else:
                 self.idle.put(worker)
-        if answer is None:
+        if answer is None or answer[0] == "unanswered":
             return None
         with _lock:
             self.answered[task] += 1
