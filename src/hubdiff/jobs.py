@@ -114,8 +114,9 @@ class Report:
 
 
 def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions, listed: str | None = None) -> Side:
-    early = EarlyConfigRead(options) if spec.kind == "hub" and not sources.offline else None
-    snapshot = sources.open(spec, listed=listed, on_config=early)
+    snapshot = sources.open(
+        spec, listed=listed, on_config=EarlyConfigRead(options)
+    )  # called on cold reads only
     return Side(snapshot.label, snapshot, _metrics_of(sources, snapshot, options))
 
 

@@ -1,4 +1,5 @@
-"""Which files of a repo make up the model, and the checks on the small JSON files around them.
+"""Which files of a repo make up the model, the index that names its shards, and the JSON checks on
+both (a config's value bounds are ``config_bounds``').
 
 Shared by every source, so a Hub repo and a local copy of it give the same snapshot.
 """
