@@ -190,7 +190,7 @@ def test_a_planted_metrics_pickle_is_never_run(served, reference, tmp_path):
     used: never loaded; the metrics are computed again and stored as plain JSON."""
     cache, marker = tmp_path / "cache", tmp_path / "ran"
     assert hubdiff(*diff_args(served, cache)).returncode == 1
-    entries = sorted((cache / "metrics").rglob("*.json"))
+    entries = sorted((SnapshotCache(cache, served[0].endpoint).base / "metrics").rglob("*.json"))
     assert len(entries) == 2  # one per side
 
     class Payload:
@@ -217,7 +217,8 @@ def test_a_metrics_entry_for_other_content_is_recomputed(served, tmp_path):
     assert all(r.returncode == 0 for r in clean.values())
     assert clean["org/m"].stdout != clean["org/n"].stdout
     by_source = {
-        json.loads(p.read_text())["metrics"]["source"]: p for p in (cache / "metrics").rglob("*.json")
+        json.loads(p.read_text())["metrics"]["source"]: p
+        for p in (SnapshotCache(cache, hub.endpoint).base / "metrics").rglob("*.json")
     }
     (m_entry,) = (p for source, p in by_source.items() if source.startswith("org/m@"))
     (n_entry,) = (p for source, p in by_source.items() if source.startswith("org/n@"))
@@ -254,7 +255,7 @@ def stored_entry(served, tmp_path_factory) -> tuple[Path, dict[str, Any]]:
     hub, _ = served
     cache = tmp_path_factory.mktemp("entry") / "cache"
     assert hubdiff("metrics", "org/n", "--endpoint", hub.endpoint, "--cache-dir", str(cache)).returncode == 0
-    (path,) = (cache / "metrics").rglob("*.json")
+    (path,) = (SnapshotCache(cache, hub.endpoint).base / "metrics").rglob("*.json")
     return cache, json.loads(path.read_text())
 
 
@@ -319,14 +320,14 @@ def test_a_planted_refs_file_is_ignored(served, tmp_path, planted):
     hub, _ = served
     cache = tmp_path / "cache"
     assert hubdiff("snapshot", "org/m", "--endpoint", hub.endpoint, "--cache-dir", str(cache)).returncode == 0
-    (refs,) = (cache / "refs").iterdir()
+    (refs,) = (SnapshotCache(cache, hub.endpoint).base / "refs").iterdir()
     refs.write_text(planted if isinstance(planted, str) else json.dumps(planted))
-    offline = hubdiff("snapshot", "org/m", "--offline", "--cache-dir", str(cache))
+    offline = hubdiff("snapshot", "org/m", "--offline", "--endpoint", hub.endpoint, "--cache-dir", str(cache))
     assert offline.returncode == 3
     assert offline.stderr.startswith("hubdiff: org/m@main: offline: no cached sha"), offline.stderr
     online = hubdiff("snapshot", "org/m", "--endpoint", hub.endpoint, "--cache-dir", str(cache))
     assert online.returncode == 0 and online.stderr == ""
-    assert list(SnapshotCache(cache).known_refs("org/m")) == ["main"]  # written whole again
+    assert list(SnapshotCache(cache, hub.endpoint).known_refs("org/m")) == ["main"]  # written whole again
 
 
 # -- a cache that cannot be read or written is no cache -----------------------------------------------

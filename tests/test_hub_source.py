@@ -104,8 +104,13 @@ def test_second_run_on_same_sha_costs_one_request_and_a_sha_costs_none(hub, read
     hub.clear()
     assert reader.snapshot("Qwen/VL", sha).tensors == first.tensors
     assert hub.log == []
-    offline = HubReader(fast_settings("http://127.0.0.1:9"), cache).snapshot("Qwen/VL", "main", offline=True)
-    assert offline.sha == sha and offline.tensors == first.tensors
+    offline = HubReader(fast_settings(hub.endpoint), cache).snapshot("Qwen/VL", "main", offline=True)
+    assert offline.sha == sha and offline.tensors == first.tensors and hub.log == []
+    # what this endpoint served is not another endpoint's, offline or not
+    with pytest.raises(SourceError, match="offline: no cached sha"):
+        HubReader(fast_settings("http://127.0.0.1:9"), cache).snapshot("Qwen/VL", "main", offline=True)
+    with pytest.raises(SourceError, match="is not in the cache"):
+        HubReader(fast_settings("http://127.0.0.1:9"), cache).snapshot("Qwen/VL", sha, offline=True)
 
 
 def test_offline_says_what_is_missing(cache):

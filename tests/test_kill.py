@@ -112,14 +112,14 @@ def _child(hub, cache_dir, kill_at: str) -> subprocess.Popen:
 
 
 def assert_cache_whole(hub, sha: str, clean: Snapshot, cache_dir) -> None:
-    cache = SnapshotCache(cache_dir)
+    cache = SnapshotCache(cache_dir, hub.endpoint)
     for path in cache_dir.rglob("*.json"):  # only whole entries under their final names
         data = json.loads(path.read_text())
         if path.parent.name == "refs":
             assert data == {"main": sha}, data
         else:
             assert Snapshot.from_compact(data) == clean  # the cache keeps the pattern form
-    offline = HubReader(fast_settings("http://127.0.0.1:9"), cache)
+    offline = HubReader(fast_settings(hub.endpoint), cache)
     try:
         assert offline.snapshot("Qwen/VL", "main", offline=True).tensors == clean.tensors
     except SourceError as exc:

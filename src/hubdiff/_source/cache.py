@@ -12,10 +12,16 @@ plain JSON read under the same checks as the Hub's, and names what it holds (rep
 metrics key), so a damaged or planted one is a miss and is recomputed; nothing in it is ever run. It
 is also only an optimisation: a cache that cannot be read is a miss, one that cannot be written (read
 only, full, not a folder) is said once on stderr and the run goes on without it.
+
+Every entry lives under the endpoint it was read from (``hubs/<host>-<digest>/``): a repo id names
+different things on the Hub, a mirror and a local replica, so what one served is never answered for
+another. Entries of the older layout (``snapshots/``, ``refs/``, ``metrics/`` at the root) say nothing of
+their endpoint and are never read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -202,11 +208,51 @@ def metrics_key(snapshot: Snapshot, options: Any) -> str:
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=repr).encode()).hexdigest()
 
 
+def endpoint_origin(endpoint: str) -> str:
+    """The endpoint as one spelling of the server it reaches: scheme and host in lower case (IDNA for a
+    host that is not ASCII), no default port, no credentials, no trailing slash."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(endpoint.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").rstrip(".")
+    with contextlib.suppress(UnicodeError):  # kept as it is: the digest still tells it apart
+        host = host.encode("idna").decode("ascii")
+    port = None
+    with contextlib.suppress(ValueError):
+        port = parts.port
+    default = {"http": 80, "https": 443}.get(scheme)
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != default:
+        netloc += f":{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
+
+
+def endpoint_folder(endpoint: str) -> str:
+    """The cache folder's name for an endpoint: its host, readable, and a digest of its whole origin."""
+    origin = endpoint_origin(endpoint)
+    host = re.sub(r"[^a-z0-9.-]", "_", origin.split("://", 1)[-1].split("/", 1)[0].lower())[:64]
+    return f"{host or 'none'}-{hashlib.sha256(origin.encode()).hexdigest()[:16]}"
+
+
 class SnapshotCache:
-    def __init__(self, root: Path | None = None) -> None:
+    """The cache of one endpoint (``endpoint``, the Hub by default) under ``root``; ``for_endpoint``
+    gives the same root's cache of another, which ``Sources`` and ``HubReader`` take from their settings."""
+
+    def __init__(self, root: Path | None = None, endpoint: str | None = None) -> None:
+        from .spec import DEFAULT_ENDPOINT
+
         self.root = Path(root) if root is not None else default_cache_dir()
+        self.endpoint = endpoint_origin(endpoint or DEFAULT_ENDPOINT)
+        self.base = self.root / "hubs" / endpoint_folder(self.endpoint)
         self.writable = True  # until a write fails: then the run goes on without caching
         self._said = threading.Lock()
+
+    def for_endpoint(self, endpoint: str) -> SnapshotCache:
+        """This cache, if it is ``endpoint``'s; else the same root's cache of ``endpoint``."""
+        if endpoint_origin(endpoint) == self.endpoint:
+            return self
+        return SnapshotCache(self.root, endpoint)
 
     @staticmethod
     def _slug(repo_id: str) -> str:
@@ -217,10 +263,10 @@ class SnapshotCache:
     def _snapshot_path(self, repo_id: str, sha: str) -> Path:
         if not _SHA.fullmatch(sha):
             raise ValueError(f"not a commit sha: {sha!r}")
-        return self.root / "snapshots" / self._slug(repo_id) / f"{sha}.patterns.json"
+        return self.base / "snapshots" / self._slug(repo_id) / f"{sha}.patterns.json"
 
     def _refs_path(self, repo_id: str) -> Path:
-        return self.root / "refs" / f"{self._slug(repo_id)}.json"
+        return self.base / "refs" / f"{self._slug(repo_id)}.json"
 
     def _write(self, write: Callable[[], None]) -> None:
         """``write()``, or, when the cache cannot take it, a line on stderr the first time and no cache
@@ -266,7 +312,7 @@ class SnapshotCache:
         self._write(lambda: atomic_write_text(self._snapshot_path(snapshot.source, snapshot.sha), text))
 
     def _metrics_path(self, key: str) -> Path:
-        return self.root / "metrics" / key[:2] / f"{key}.json"
+        return self.base / "metrics" / key[:2] / f"{key}.json"
 
     def load_metrics(self, key: str) -> Any:
         """The metrics stored under ``key``, or None: absent, unreadable, of another format, of another

@@ -140,7 +140,7 @@ def _retryable(response: httpx2.Response) -> _Retryable:
 class HubReader:
     def __init__(self, settings: HubSettings, cache: SnapshotCache | None = None) -> None:
         self.settings = settings
-        self.cache = cache
+        self.cache = cache.for_endpoint(settings.endpoint) if cache is not None else None
         self._headers = build_hf_headers(
             token=settings.token, library_name="hubdiff", library_version=__version__
         )
@@ -453,7 +453,7 @@ class HubReader:
         return snapshot
 
     def _offline(self, repo: str, revision: str) -> Snapshot:
-        cache = self.cache or SnapshotCache()
+        cache = self.cache or SnapshotCache(endpoint=self.settings.endpoint)
         sha = revision if _is_sha(revision) else cache.known_refs(repo).get(revision)
         if sha is None:
             known = ", ".join(sorted(cache.known_refs(repo))) or "none"

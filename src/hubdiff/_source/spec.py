@@ -117,6 +117,10 @@ class Sources:
     cache: SnapshotCache
     offline: bool = False
 
+    def __post_init__(self) -> None:
+        # the cache of the endpoint these settings reach, whatever cache was handed in
+        object.__setattr__(self, "cache", self.cache.for_endpoint(self.settings.endpoint))
+
     def open(
         self,
         spec: SourceSpec,
