@@ -18,6 +18,8 @@ os.environ.pop("HF_TOKEN", None)
 # developer's shell may export one: tests that want a width set it themselves
 os.environ.pop("COLUMNS", None)
 os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hubdiff-test-hf-home-")
+# compiled templates (hubdiff._render.compiled) in a home of the run's own, not the user's
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="hubdiff-test-xdg-cache-")
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # a closed port: nothing may fall back to the real Hub
 
 # hubdiff hides torch from transformers (config classes need none; the import costs seconds) unless the

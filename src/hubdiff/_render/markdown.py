@@ -223,19 +223,14 @@ class _Compiled(jinja2.ModuleLoader):
 def environment(template_dir: Path | None = None) -> jinja2.Environment:
     """One per template folder and process, so that the templates (``_macros.md.j2`` above all) are
     compiled once for every form a run renders. Never a bytecode cache on disk: that is code read back
-    with ``marshal``, and a cache folder can be planted (one restored in CI). The shipped templates
-    come compiled with the package instead (``compiled``), used while they are fresh; a template of
-    ``template_dir`` overrides the shipped one of its name, as before."""
+    with ``marshal`` from a cache folder, which can be planted (one restored in CI). The shipped
+    templates are compiled once per user and jinja2 into a folder of the user's alone (``compiled``)
+    and imported from there; a template of ``template_dir`` overrides the shipped one of its name."""
     from . import compiled
 
-    loaders: list[jinja2.BaseLoader] = []
-    if template_dir is not None:
-        loaders.append(jinja2.FileSystemLoader(str(template_dir)))
-    if compiled.fresh(jinja2.__version__):
-        loaders.append(_Compiled(str(compiled.HERE)))
-    loaders.append(jinja2.FileSystemLoader(str(files("hubdiff.templates"))))
+    shipped = jinja2.FileSystemLoader(str(files("hubdiff.templates")))
     env = jinja2.Environment(
-        loader=jinja2.ChoiceLoader(loaders),
+        loader=shipped,
         autoescape=False,  # markdown, escaped field by field with md/code
         finalize=lambda value: printable_lines(str(value)),
         undefined=jinja2.StrictUndefined,
@@ -272,6 +267,14 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         accept_commands=accept_commands,
         accepted=accepted,
     )
+    # compiled with the filters and globals in place (the compiler looks filters up)
+    loaders: list[jinja2.BaseLoader] = []
+    if template_dir is not None:
+        loaders.append(jinja2.FileSystemLoader(str(template_dir)))
+    folder = compiled.code_folder(env)
+    if folder is not None:
+        loaders.append(_Compiled(str(folder)))
+    env.loader = jinja2.ChoiceLoader([*loaders, shipped])
     return env
 
 
