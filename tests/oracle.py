@@ -790,8 +790,10 @@ def proven_module(rows: list[dict[str, Any]], transformers_version: str) -> str:
         "Generated from tests/data/sweep.json by the sweep: do not edit. hubdiff vouches for the layout of a\n"
         "proven model_type; any other swept one (every model_type the installed transformers ships) is marked\n"
         "``layout of ... not proven by the sweep``, and a model_type it does not ship (remote code) is\n"
-        '``not one transformers ships``. tests/test_sweep.py checks this file against the table."""\n\n'
-        f"SWEPT_WITH = {json.dumps(f'transformers {transformers_version}')}\n"
+        "``not one transformers ships``. A proof is of SWEPT_TRANSFORMERS's classes: with another version\n"
+        "installed, hubdiff says so and calls nothing proven. tests/test_sweep.py checks this file against\n"
+        'the table."""\n\n'
+        f"SWEPT_TRANSFORMERS = {json.dumps(transformers_version)}\n"
         f'PROVEN_TYPES: frozenset[str] = frozenset(\n    """\n{_wrapped(proven_types(judged))}\n    """.split()  # noqa: SIM905\n)\n'
         f'SWEPT_TYPES: frozenset[str] = frozenset(\n    """\n{_wrapped(swept)}\n    """.split()  # noqa: SIM905\n)\n'
     )

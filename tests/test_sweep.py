@@ -23,7 +23,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from hubdiff._metrics import MetricsOptions, compute_metrics
-from hubdiff._metrics.proven import PROVEN_TYPES, SWEPT_TYPES, SWEPT_WITH
+from hubdiff._metrics.proven import PROVEN_TYPES, SWEPT_TRANSFORMERS, SWEPT_TYPES
 from hubdiff.snapshot import Snapshot
 
 from .oracle import NOT_PROVEN, Row, judge_rows, proven_module, sweep_type
@@ -144,6 +144,15 @@ def test_no_row_is_wrong(sample_rows: list[Row]) -> None:
     assert any(r.verdict == "exact" for r in sample_rows)
 
 
+def test_the_table_is_of_the_installed_transformers() -> None:
+    """The locked transformers (.ci/constraints.txt) is the one the table was swept with: a new release
+    is proven by re-running scripts/sweep.py on it (.github/workflows/sweep.yml opens that pull request)."""
+    from hubdiff._metrics.config import installed_transformers
+
+    table = json.loads(TABLE.read_text())["transformers"]
+    assert table == SWEPT_TRANSFORMERS == installed_transformers(), "re-run python scripts/sweep.py"
+
+
 def test_committed_table_is_what_the_code_produces(sample_rows: list[Row]) -> None:
     """Re-run scripts/sweep.py (or ``scripts/sweep.py TYPE ...``) when this fails after a change."""
     sampled = set(SAMPLE)
@@ -204,7 +213,7 @@ def test_a_model_type_transformers_does_not_ship_is_unverified() -> None:
         return metrics.unverified
 
     assert unverified(config) == (
-        f"model_type brand_new_arch_of_tomorrow is not one {SWEPT_WITH} ships (remote code named by "
+        f"model_type brand_new_arch_of_tomorrow is not one transformers {SWEPT_TRANSFORMERS} ships (remote code named by "
         "auto_map): layout not proven by the sweep",
     )
     assert "unknown to it" in unverified({k: v for k, v in config.items() if k != "auto_map"})[0]
@@ -222,7 +231,7 @@ def test_a_proven_model_type_says_so_in_its_assumptions() -> None:
     )
     line = next(a for a in metrics.assumptions if a.startswith("layout:"))
     assert "hubdiff's own model of llama" in line
-    assert f"proven exact by the sweep against {SWEPT_WITH}" in line
+    assert f"proven exact by the sweep against transformers {SWEPT_TRANSFORMERS}'s class" in line
     assert metrics.unverified == ()
 
 
@@ -320,3 +329,61 @@ def test_the_kv_check_compares_with_the_models_key_and_value_projections() -> No
         for n, d, s in truth.tensors
     ]
     assert _kv(metrics, dataclasses.replace(truth, tensors=wider))
+
+
+def _transformers_of_another_version(root: Path, version: str) -> Path:
+    """The installed transformers as another release would stand: every file of the package linked,
+    its ``__init__`` copied with ``version`` in place of its own. Returns the folder for PYTHONPATH."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("transformers")
+    assert spec is not None and spec.origin is not None
+    real = Path(spec.origin).parent
+    package = root / "transformers"
+    package.mkdir(parents=True)
+    for entry in real.iterdir():
+        if entry.name not in ("__init__.py", "__pycache__"):
+            (package / entry.name).symlink_to(entry)
+    init = Path(spec.origin).read_text(encoding="utf-8")
+    init, replaced = re.subn(r'^__version__ = "[^"]+"$', f'__version__ = "{version}"', init, flags=re.M)
+    assert replaced == 1
+    (package / "__init__.py").write_text(init, encoding="utf-8")
+    return root
+
+
+def test_with_a_transformers_the_sweep_never_saw_nothing_is_called_proven(tmp_path: Path) -> None:
+    """hubdiff metrics names the installed version wherever it speaks of the sweep, and a proven
+    model_type's figures are unverified: the proof was of another version's classes."""
+    import os
+
+    unseen = "5.99.0"
+    assert unseen != SWEPT_TRANSFORMERS
+    site = _transformers_of_another_version(tmp_path / "site", unseen)
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(PHI_2))
+    assert "phi" in PROVEN_TYPES
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    run = [sys.executable, "-m", "hubdiff", "metrics", str(folder), "--config-only"]
+    text = subprocess.run(run, capture_output=True, text=True, timeout=120, env=env)
+    data = subprocess.run([*run, "--json"], capture_output=True, text=True, timeout=120, env=env)
+    assert text.returncode == data.returncode == 0, text.stderr + data.stderr
+    metrics = json.loads(data.stdout)
+    said = f"transformers {unseen} installed, which the sweep never ran on (it ran on transformers {SWEPT_TRANSFORMERS})"
+    assert metrics["unverified"] == [
+        f"layout of phi not proven by the sweep for the installed version: {said}"
+    ]
+    sweep_lines = [line for line in text.stdout.splitlines() if "sweep" in line]
+    assert sweep_lines and all(f"transformers {unseen}" in line for line in sweep_lines), sweep_lines
+    layout = next(a for a in metrics["assumptions"] if a.startswith("layout:"))
+    assert (
+        f"not proven for the installed transformers {unseen}, which the sweep never ran on (proven exact "
+        f"by the sweep against transformers {SWEPT_TRANSFORMERS}'s class)"
+    ) in layout
+    assert any(f"config read with transformers {unseen}" in a for a in metrics["assumptions"])
+    # and with the swept version, the same figures are proven and nothing is unverified
+    same = subprocess.run([*run, "--json"], capture_output=True, text=True, timeout=120)
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["unverified"] == []
+    assert json.loads(same.stdout)["params"] == metrics["params"]

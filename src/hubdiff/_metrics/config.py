@@ -13,6 +13,7 @@ recorded, so that a key nobody read can be reported instead of silently ignored.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import os
@@ -511,6 +512,26 @@ class ArchConfig:
         return bits or 4
 
 
+_VERSION_LINE = re.compile(r'^__version__ = "([^"]+)"$', re.MULTILINE)
+
+
+@functools.cache
+def installed_transformers() -> str | None:
+    """The installed transformers' version, read from its package's ``__init__`` without importing it
+    (the import costs ~1 s; this a file read), or None when it is not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or spec.origin is None:
+        return None
+    try:
+        with open(spec.origin, encoding="utf-8") as init:
+            version = _VERSION_LINE.search(init.read())
+    except OSError:
+        return None
+    return version[1] if version else None
+
+
 def _import_config_classes() -> None:
     """transformers' configuration classes without its package ``__init__`` (the child's import).
 
@@ -531,15 +552,14 @@ def _import_config_classes() -> None:
     spec = importlib.util.find_spec("transformers")
     if spec is None or spec.origin is None or not spec.submodule_search_locations:
         return
-    with open(spec.origin, encoding="utf-8") as init:
-        version = re.search(r'^__version__ = "([^"]+)"$', init.read(), re.MULTILINE)
+    version = installed_transformers()
     if version is None:
         return
     (folder,) = spec.submodule_search_locations
     sys.modules["torch"] = None  # type: ignore[assignment]  # hidden, as in _import_transformers
     package = types.ModuleType("transformers")
     package.__spec__, package.__path__, package.__file__ = spec, [folder], spec.origin
-    package.__version__ = version[1]  # type: ignore[attr-defined]
+    package.__version__ = version  # type: ignore[attr-defined]
     models = types.ModuleType("transformers.models")
     models.__spec__ = importlib.util.spec_from_loader("transformers.models", None, is_package=True)
     models.__path__ = [os.path.join(folder, "models")]

@@ -3,18 +3,20 @@
 Generated from tests/data/sweep.json by the sweep: do not edit. hubdiff vouches for the layout of a
 proven model_type; any other swept one (every model_type the installed transformers ships) is marked
 ``layout of ... not proven by the sweep``, and a model_type it does not ship (remote code) is
-``not one transformers ships``. tests/test_sweep.py checks this file against the table."""
+``not one transformers ships``. A proof is of SWEPT_TRANSFORMERS's classes: with another version
+installed, hubdiff says so and calls nothing proven. tests/test_sweep.py checks this file against
+the table."""
 
-SWEPT_WITH = "transformers 5.24.0"
+SWEPT_TRANSFORMERS = "5.25.0"
 PROVEN_TYPES: frozenset[str] = frozenset(
     """
     apertus arcee aria_text bamba codegen cohere cohere2 cwm dbrx deepseek_v2 deepseek_v3
-    deepseek_v32 diffllama ernie4_5 exaone exaone4 exaone_moe falcon falcon_h1 falcon_mamba
-    flex_olmo flint gemma gemma2 gemma3 gemma3_text glm glm4 glm46v glm4_moe glm4_moe_lite glm4v
-    glm4v_moe glm_moe_dsa glmga gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox gpt_oss gptj granite
-    granite_swa granitemoe granitemoe_swa granitemoehybrid granitemoeshared helium hy_v3 internlm3
-    iquestcoder jais2 jamba kimi_k25 kimi_linear kolibri1 laguna lara_mini lfm2 lighton_ocr llama
-    llama4 llama4_text llava llava_next llava_next_video llava_onevision mamba mamba2 mimo_v2_flash
+    deepseek_v32 diffllama ernie4_5 exaone exaone4 exaone_moe falcon_h1 falcon_mamba flex_olmo flint
+    gemma gemma2 gemma3 gemma3_text glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe
+    glm_moe_dsa glmga gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox gpt_oss gptj granite granite_swa
+    granitemoe granitemoe_swa granitemoehybrid granitemoeshared helium hy_v3 internlm3 iquestcoder
+    jais2 jamba kimi_k25 kimi_linear kolibri1 laguna lara_mini lfm2 lighton_ocr llama llama4
+    llama4_text llava llava_next llava_next_video llava_onevision mamba mamba2 mimo_v2_flash
     minimax_m2 ministral3 mistral mistral3 mistral4 mixtral mllama mpt nanochat nemotron_h olmo
     olmo2 olmo3 olmoe openai-gpt opt paligemma persimmon phi phi3 phimoe qwen2 qwen2_5_vl qwen2_moe
     qwen2_vl qwen3 qwen3_5 qwen3_5_moe qwen3_5_moe_text qwen3_5_text qwen3_moe qwen3_next qwen3_vl
@@ -48,9 +50,9 @@ SWEPT_TYPES: frozenset[str] = frozenset(
     dots3_note_vision_encoder dpr dpt edgetam edgetam_mask_decoder edgetam_prompt_encoder
     edgetam_video edgetam_video_mask_decoder edgetam_video_prompt_encoder edgetam_vision_model
     efficientloftr efficientnet electra embedding_gemma2 embedding_gemma2_text emu3 emu3_text_model
-    emu3_vqgan encodec encoder-decoder eomt eomt_dinov3 ernie ernie4_5 ernie4_5_moe ernie4_5_vl_moe
-    ernie4_5_vl_moe_text ernie4_5_vl_moe_vision esm esmc esmfold2 eurobert evolla exaone exaone4
-    exaone4_5 exaone4_5_vision exaone_moe falcon falcon_h1 falcon_mamba fast_vlm
+    emu3_vqgan encodec encoder-decoder eomt eomt_dinov3 ergo ernie ernie4_5 ernie4_5_moe
+    ernie4_5_vl_moe ernie4_5_vl_moe_text ernie4_5_vl_moe_vision esm esmc esmfold2 eurobert evolla
+    exaone exaone4 exaone4_5 exaone4_5_vision exaone_moe falcon falcon_h1 falcon_mamba fast_vlm
     fastspeech2_conformer fastspeech2_conformer_hifigan fastspeech2_conformer_with_hifigan flaubert
     flava flava_image_codebook flava_image_model flava_multimodal_model flava_text_model flex_olmo
     flint florence2 florence_vision fnet focalnet fsmt fun_asr_nano fun_asr_nano_encoder funnel fuyu
@@ -75,14 +77,15 @@ SWEPT_TYPES: frozenset[str] = frozenset(
     instructblip_vision_model instructblipvideo instructblipvideo_qformer
     instructblipvideo_vision_model internlm3 internvl internvl_vision iquestcoder jais2 jamba janus
     janus_vision_model janus_vqgan jetmoe jev jina_embeddings_v3 kimi_k25 kimi_k25_vision
-    kimi_linear kolibri1 kosmos-2 kosmos-2.5 kosmos_2_5_text_model kosmos_2_5_vision_model
-    kosmos_2_text_model kosmos_2_vision_model kyutai_speech_to_text laguna lara_mini lasr_ctc
-    lasr_encoder layoutlm layoutlmv2 layoutlmv3 layoutxlm led levit lfm2 lfm2_moe lfm2_vl lfm3
-    lfm3_vl lfm3_vl_vision lightglue lighton_ocr lilt llama llama4 llama4_text llama4_vision_model
-    llava llava_next llava_next_video llava_onevision longcat_flash longformer longt5 luke lw_detr
-    lw_detr_vit lxmert m2m_100 mamba mamba2 marian markuplm mask2former maskformer maskformer-swin
-    mbart megatron-bert mellum metaclip_2 metaclip_2_text_model metaclip_2_vision_model mgp-str mimi
-    mimi_decoder mimi_encoder mimo_v2_flash minicpm3 minicpm_ocr minicpm_ocr_vision minicpmv4_6
+    kimi_linear kolibri1 kolibri1_1 kosmos-2 kosmos-2.5 kosmos_2_5_text_model
+    kosmos_2_5_vision_model kosmos_2_text_model kosmos_2_vision_model kyutai_speech_to_text laguna
+    lara_mini lasr_ctc lasr_encoder layoutlm layoutlmv2 layoutlmv3 layoutxlm led levit lfm2 lfm2_moe
+    lfm2_vl lfm3 lfm3_vl lfm3_vl_vision lightglue lighton_ocr lilt llama llama4 llama4_text
+    llama4_vision_model llava llava_next llava_next_video llava_onevision llava_onevision1_5
+    llava_onevision1_5_vision longcat_flash longformer longt5 luke lw_detr lw_detr_vit lxmert
+    m2m_100 mamba mamba2 marian markuplm mask2former maskformer maskformer-swin mbart megatron-bert
+    mellum metaclip_2 metaclip_2_text_model metaclip_2_vision_model mgp-str mimi mimi_decoder
+    mimi_encoder mimo_v2_flash minicpm3 minicpm5_moe minicpm_ocr minicpm_ocr_vision minicpmv4_6
     minicpmv4_6_vision minicpmv4_7 minicpmv4_7_vision minimax minimax_m2 minimax_m3_vl
     minimax_m3_vl_text minimax_m3_vl_vision ministral ministral3 mistral mistral3 mistral4
     mistral_large4 mistral_large4_text mixtral mlcd mlcd_vision_model mllama mllama_text_model
@@ -97,29 +100,30 @@ SWEPT_TYPES: frozenset[str] = frozenset(
     nemotron3_5_transcribe_word_timestamp nemotron3_diarization nemotron3_diarization_audio
     nemotron_asr_streaming nemotron_asr_streaming_encoder nemotron_h nemotron_h_omni neomme neucodec
     nllb-moe nomic_bert nougat nystromformer olmo olmo2 olmo3 olmo_hybrid olmoe omdet-turbo omniasr
-    omniasr_audio omniasr_ctc oneformer openai-gpt openai_privacy_filter opt ovis2 ovis2_vision
-    owlv2 owlv2_text_model owlv2_vision_model owlvit owlvit_text_model owlvit_vision_model
-    paddleocr_vl paddleocr_vl_text paddleocr_vl_vision paligemma parakeet_ctc parakeet_encoder
-    parakeet_rnnt parakeet_tdt patchtsmixer patchtst pe_audio pe_audio_encoder pe_audio_video
-    pe_audio_video_encoder pe_video pe_video_encoder pegasus pegasus_x perceiver perception_lm
-    persimmon phi phi3 phi4_multimodal phi4_multimodal_audio phi4_multimodal_vision phimoe pi0
-    pix2struct pix2struct_text_model pix2struct_vision_model pixio pixtral plbart pocket_tts
-    pocket_tts_audio_tokenizer pocket_tts_audio_tokenizer_decoder pocket_tts_audio_tokenizer_encoder
-    poolformer pop2piano pp_chart2table pp_chart2table_vision pp_doclayout_v2 pp_doclayout_v3
-    pp_doclayout_v4 pp_formulanet pp_formulanet_text pp_formulanet_vision pp_lcnet pp_lcnet_v3
-    pp_lcnet_v4 pp_ocrv5_mobile_det pp_ocrv5_mobile_rec pp_ocrv5_server_det pp_ocrv5_server_rec
-    pp_ocrv6_medium_det pp_ocrv6_small_det pp_ocrv6_small_rec pp_ocrv6_tiny_rec
-    prompt_depth_anything prophetnet pvt pvt_v2 qianfan_ocr qianfan_ocr_vision qwen2 qwen2_5_omni
-    qwen2_5_omni_audio_encoder qwen2_5_omni_bigvgan qwen2_5_omni_dit qwen2_5_omni_talker
-    qwen2_5_omni_text qwen2_5_omni_thinker qwen2_5_omni_token2wav qwen2_5_omni_vision_encoder
-    qwen2_5_vl qwen2_5_vl_text qwen2_5_vl_vision qwen2_audio qwen2_audio_encoder qwen2_moe qwen2_vl
-    qwen2_vl_text qwen2_vl_vision qwen3 qwen3_5 qwen3_5_moe qwen3_5_moe_text qwen3_5_moe_vision
-    qwen3_5_text qwen3_5_vision qwen3_asr qwen3_asr_encoder qwen3_moe qwen3_next qwen3_omni_moe
-    qwen3_omni_moe_audio_encoder qwen3_omni_moe_talker_code_predictor qwen3_omni_moe_talker_text
-    qwen3_omni_moe_text qwen3_omni_moe_thinker qwen3_omni_moe_vision_encoder qwen3_vl qwen3_vl_moe
-    qwen3_vl_moe_text qwen3_vl_moe_vision qwen3_vl_text qwen3_vl_vision qwen4_exp qwen4_exp_text
-    qwen4_exp_vision radio rag recurrent_gemma reformer regnet rembert resnet rf_detr rf_detr_dinov2
-    roberta roberta-prelayernorm roc_bert roformer rt_detr rt_detr_resnet rt_detr_v2 rwkv sam sam2
+    omniasr_audio omniasr_ctc oneformer openai-gpt openai_privacy_filter opt ovis2 ovis2_5
+    ovis2_5_vision ovis2_vision owlv2 owlv2_text_model owlv2_vision_model owlvit owlvit_text_model
+    owlvit_vision_model paddleocr_vl paddleocr_vl_text paddleocr_vl_vision paligemma parakeet_ctc
+    parakeet_encoder parakeet_rnnt parakeet_tdt param2moe patchtsmixer patchtst pe_audio
+    pe_audio_encoder pe_audio_video pe_audio_video_encoder pe_video pe_video_encoder pegasus
+    pegasus_x perceiver perception_lm persimmon phi phi3 phi4_multimodal phi4_multimodal_audio
+    phi4_multimodal_vision phimoe pi0 pi05 pix2struct pix2struct_text_model pix2struct_vision_model
+    pixio pixtral plbart pocket_tts pocket_tts_audio_tokenizer pocket_tts_audio_tokenizer_decoder
+    pocket_tts_audio_tokenizer_encoder poolformer pop2piano pp_chart2table pp_chart2table_vision
+    pp_doclayout_v2 pp_doclayout_v3 pp_doclayout_v4 pp_formulanet pp_formulanet_text
+    pp_formulanet_vision pp_lcnet pp_lcnet_v3 pp_lcnet_v4 pp_ocrv5_mobile_det pp_ocrv5_mobile_rec
+    pp_ocrv5_server_det pp_ocrv5_server_rec pp_ocrv6_medium_det pp_ocrv6_small_det
+    pp_ocrv6_small_rec pp_ocrv6_tiny_rec prompt_depth_anything prophetnet pvt pvt_v2 qianfan_ocr
+    qianfan_ocr_vision qwen2 qwen2_5_omni qwen2_5_omni_audio_encoder qwen2_5_omni_bigvgan
+    qwen2_5_omni_dit qwen2_5_omni_talker qwen2_5_omni_text qwen2_5_omni_thinker
+    qwen2_5_omni_token2wav qwen2_5_omni_vision_encoder qwen2_5_vl qwen2_5_vl_text qwen2_5_vl_vision
+    qwen2_audio qwen2_audio_encoder qwen2_moe qwen2_vl qwen2_vl_text qwen2_vl_vision qwen3 qwen3_5
+    qwen3_5_moe qwen3_5_moe_text qwen3_5_moe_vision qwen3_5_text qwen3_5_vision qwen3_asr
+    qwen3_asr_encoder qwen3_moe qwen3_next qwen3_omni_moe qwen3_omni_moe_audio_encoder
+    qwen3_omni_moe_talker_code_predictor qwen3_omni_moe_talker_text qwen3_omni_moe_text
+    qwen3_omni_moe_thinker qwen3_omni_moe_vision_encoder qwen3_vl qwen3_vl_moe qwen3_vl_moe_text
+    qwen3_vl_moe_vision qwen3_vl_text qwen3_vl_vision qwen4_exp qwen4_exp_text qwen4_exp_vision
+    radio rag recurrent_gemma reformer regnet rembert resnet rf_detr rf_detr_dinov2 roberta
+    roberta-prelayernorm roc_bert roformer rt_detr rt_detr_resnet rt_detr_v2 rwkv sam sam2
     sam2_hiera_det_model sam2_mask_decoder sam2_prompt_encoder sam2_video sam2_video_mask_decoder
     sam2_video_prompt_encoder sam2_vision_model sam3 sam3_detr_decoder sam3_detr_encoder
     sam3_geometry_encoder sam3_lite_text sam3_lite_text_detr_decoder sam3_lite_text_detr_encoder

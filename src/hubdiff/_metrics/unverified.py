@@ -15,10 +15,17 @@ from __future__ import annotations
 
 import re
 
-from .config import BLOCK_PARTS, TEXT_CONFIG_KEYS, VISION_CONFIG_KEYS, ArchConfig, absurd_layer_count
+from .config import (
+    BLOCK_PARTS,
+    TEXT_CONFIG_KEYS,
+    VISION_CONFIG_KEYS,
+    ArchConfig,
+    absurd_layer_count,
+    installed_transformers,
+)
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
-from .proven import PROVEN_TYPES, SWEPT_TYPES, SWEPT_WITH
+from .proven import PROVEN_TYPES, SWEPT_TRANSFORMERS, SWEPT_TYPES
 
 _SHAPE_WORDS = re.compile(
     r"(size|dim|heads?|layers?|experts?|rank|window|pattern|blocks?|types?|kernel|groups?|ratios?|freq|"
@@ -273,21 +280,42 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     return tuple(reasons) + ((unproven,) if unproven else ())
 
 
+def sweep_versions() -> tuple[str, str | None]:
+    """(the transformers the sweep ran on, the one installed): a proof is of one version's classes."""
+    return SWEPT_TRANSFORMERS, installed_transformers()
+
+
+def _installed_unswept() -> str | None:
+    """Why the sweep's verdicts do not carry over to what is installed, or None when they do."""
+    swept, installed = sweep_versions()
+    if installed == swept:
+        return None
+    shown = f"transformers {installed}" if installed else "no transformers"
+    return f"{shown} installed, which the sweep never ran on (it ran on transformers {swept})"
+
+
 def layout_unproven(cfg: ArchConfig) -> str | None:
     """Unknown means unverified: the layout hubdiff writes out for a model_type the sweep
     (scripts/sweep.py) has not proven exact is a guess, and said to be one. That includes a model_type
     transformers does not ship (remote code, which hubdiff never runs): the sweep cannot build it, so
     hubdiff's common layout (gated MLP, two norms a layer, biases where the config sets them) or the
-    table's facts for a model_type of that name are never more than an assumption for it."""
+    table's facts for a model_type of that name are never more than an assumption for it. A proof is of
+    the classes of the transformers the sweep ran on: with another installed, nothing is proven."""
     model_type = cfg.raw.get("model_type")
     if not isinstance(model_type, str) or not model_type:
         return "config has no model_type: no layout the sweep proved applies, hubdiff's common one assumed"
     shown = model_type if len(model_type) <= 60 else model_type[:57] + "..."  # renderers escape the rest
+    unswept = _installed_unswept()
     if model_type not in SWEPT_TYPES:
         how = "remote code named by auto_map" if "auto_map" in cfg.raw else "unknown to it"
-        return f"model_type {shown} is not one {SWEPT_WITH} ships ({how}): layout not proven by the sweep"
+        return (
+            f"model_type {shown} is not one transformers {SWEPT_TRANSFORMERS} ships ({how}): "
+            "layout not proven by the sweep" + (f"; {unswept}" if unswept else "")
+        )
     if model_type not in PROVEN_TYPES:
-        return f"layout of {shown} not proven by the sweep"
+        return f"layout of {shown} not proven by the sweep" + (f": {unswept}" if unswept else "")
+    if unswept:
+        return f"layout of {shown} not proven by the sweep for the installed version: {unswept}"
     return None
 
 
@@ -323,12 +351,18 @@ def architecture_assumption(cfg: ArchConfig) -> str:
         else f"hubdiff's own model of {text_type or '(no model_type)'} (its common layout: gated MLP, "
         "two norms a layer, biases where the config sets them)"
     )
+    swept, installed = sweep_versions()
     if model_type in PROVEN_TYPES:
-        status = f"proven exact by the sweep against {SWEPT_WITH}'s class"
+        status = f"proven exact by the sweep against transformers {swept}'s class"
     elif model_type in SWEPT_TYPES:
-        status = f"not proven by the sweep against {SWEPT_WITH}'s class"
+        status = f"not proven by the sweep against transformers {swept}'s class"
     else:
-        status = f"not sweepable: {SWEPT_WITH} does not ship {model_type or 'a config without model_type'}"
+        status = (
+            f"not sweepable: transformers {swept} does not ship {model_type or 'a config without model_type'}"
+        )
+    if installed != swept:
+        shown = f"transformers {installed}" if installed else "no transformers"
+        status = f"not proven for the installed {shown}, which the sweep never ran on ({status})"
     remote = (
         "; auto_map names remote code, never run: the layout is transformers' own class's"
         if "auto_map" in cfg.raw and model_type in SWEPT_TYPES
