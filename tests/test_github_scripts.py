@@ -638,3 +638,85 @@ def test_a_pinned_repo_the_hub_no_longer_serves_is_the_lost_output(hub, tmp_path
     assert result.returncode == 1, result.stderr
     outputs = dict(line.split("=", 1) for line in (tmp_path / "out").read_text().splitlines())
     assert json.loads(outputs["lost"]) == ["org/m@main"] and json.loads(outputs["failed"]) == []
+
+
+# -- propose_sweep.sh -------------------------------------------------------------------------------
+
+SWEPT = ["pyproject.toml", ".ci/constraints.txt", "tests/data/sweep.json"]
+
+
+class Sweep:
+    """What sweep.yml leaves in a fresh checkout for a transformers release, and propose_sweep.sh run on it."""
+
+    def __init__(self, github: GitHubDouble, tmp_path: Path) -> None:
+        self.github, self.tmp_path, self.runs = github, tmp_path, 0
+
+    def __call__(self, version: str, files: list[str] = SWEPT) -> subprocess.CompletedProcess:
+        self.runs += 1
+        work = self.github.checkout(self.tmp_path / f"sweep{self.runs}")
+        for name in SWEPT:
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            (work / name).write_text(f"swept with transformers {version}\n")
+        (work / "sweep.log").write_text("a log the job leaves behind\n")
+        body = self.tmp_path / f"body{self.runs}.md"
+        body.write_text(f"transformers {version}, run {self.runs}\n")
+        return run("propose_sweep.sh", *files, env=self.github.env(VERSION=version, BODY=str(body)), cwd=work)
+
+
+@pytest.fixture
+def sweep(github, tmp_path):
+    github.commit({name: "swept with transformers 5.25.0\n" for name in SWEPT}, "locked")
+    return Sweep(github, tmp_path)
+
+
+def test_propose_sweep_opens_one_pull_request_with_only_the_swept_files(github, sweep):
+    nothing = sweep("5.25.0")
+    assert nothing.returncode == 0, nothing.stderr
+    assert "nothing changed" in nothing.stdout and github.prs() == []
+    first = sweep("5.26.0")
+    assert first.returncode == 0, first.stdout + first.stderr
+    (pr,) = github.prs()
+    assert (pr["state"], pr["headRefName"], pr["title"]) == (
+        "OPEN",
+        "hubdiff/sweep",
+        "Sweep transformers 5.26.0",
+    )
+    assert pr["body"] == "transformers 5.26.0, run 2\n\n<!-- hubdiff:sweep transformers==5.26.0 -->\n"
+    assert github.git("rev-parse", "hubdiff/sweep^") == github.git("rev-parse", "main")
+    changed = github.git("diff", "--name-only", "main", "hubdiff/sweep").split()
+    assert sorted(changed) == sorted(SWEPT)  # the log left in the tree is not proposed
+    assert github.git("show", "hubdiff/sweep:pyproject.toml") == "swept with transformers 5.26.0"
+
+    mark = github.mark()
+    again = sweep("5.26.0")  # next week, no newer release: the open pull request already says it
+    assert again.returncode == 0, again.stderr
+    events, pushes, _ = github.since(mark)
+    assert events == [] and pushes == []
+    assert "already proposes transformers 5.26.0" in again.stdout
+
+    newer = sweep("5.27.0")  # a newer release moves the same pull request on
+    assert newer.returncode == 0, newer.stderr
+    (pr,) = github.prs()
+    assert pr["title"] == "Sweep transformers 5.27.0" and pr["body"].endswith("transformers==5.27.0 -->\n")
+    assert github.git("show", "hubdiff/sweep:pyproject.toml") == "swept with transformers 5.27.0"
+
+
+def test_propose_sweep_does_not_propose_a_declined_release_again(github, sweep):
+    assert sweep("5.26.0").returncode == 0
+    (pr,) = github.prs()
+    github.close(pr["number"])
+    mark = github.mark()
+    declined = sweep("5.26.0")
+    assert declined.returncode == 0, declined.stderr
+    events, pushes, _ = github.since(mark)
+    assert events == [] and pushes == []
+    assert "closed unmerged" in declined.stdout
+    assert sweep("5.27.0").returncode == 0  # a newer release is another proposal
+    assert [p["state"] for p in github.prs()].count("OPEN") == 1
+
+
+@pytest.mark.parametrize("path", ["../outside", "/etc/passwd", "sweep.log;rm"])
+def test_propose_sweep_refuses_a_path_that_is_not_a_file_here(github, sweep, path):
+    refused = sweep("5.26.0", files=[*SWEPT, path])
+    assert refused.returncode == 1 and "::error::not a file here" in refused.stdout
+    assert github.prs() == []

@@ -22,8 +22,10 @@ PINS = {
 }
 
 
-def test_the_four_workflows_exist():
-    assert [p.name for p in WORKFLOWS] == ["checks.yml", "ci.yml", "comment.yml", "watch.yml"]
+def test_the_workflows_exist():
+    assert [p.name for p in WORKFLOWS] == [
+        "checks.yml", "ci.yml", "comment.yml", "latest.yml", "sweep.yml", "watch.yml"
+    ]  # fmt: skip
 
 
 def load(name):
