@@ -1,0 +1,65 @@
+"""The lock (.ci/constraints.txt) and what says when the newest versions moved from it (drift.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+LOCK = ROOT / ".ci" / "constraints.txt"
+
+
+def _drift():
+    spec = importlib.util.spec_from_file_location("drift", ROOT / ".github" / "scripts" / "drift.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_lock_pins_every_dependency_and_test_dependency_exactly():
+    drift = _drift()
+    pins = drift.locked(LOCK.read_text())
+    text = (ROOT / "pyproject.toml").read_text()  # (tomllib is 3.11's; hubdiff runs on 3.10 too)
+    lists = [re.search(rf"^{key} = \[(.*?)^\]", text, re.M | re.S)[1] for key in ("dependencies", "test")]
+    wanted = re.findall(r'^\s*"([^"]+)"', "".join(lists), re.M)
+    names = {drift.canonical(re.match(r"[A-Za-z0-9._-]+", w)[0]) for w in wanted}
+    assert names <= set(pins), sorted(names - set(pins))
+    assert "hubdiff" not in pins
+    # the pin pyproject makes of transformers is the lock's, and the sweep's
+    from hubdiff._metrics.proven import SWEPT_TRANSFORMERS
+
+    assert f"transformers=={pins['transformers']}" in wanted
+    assert pins["transformers"] == SWEPT_TRANSFORMERS
+
+
+def test_the_ci_script_and_the_readme_install_through_the_lock():
+    command = "-c .ci/constraints.txt -e '.[test]' && pytest -n auto"
+    assert f"pip install -q {command}" in (ROOT / ".ci" / "run").read_text()
+    assert f"pip install {command}" in (ROOT / "README.md").read_text()
+
+
+def test_drift_names_what_moved_appeared_and_went():
+    drift = _drift()
+    lock = drift.locked("# comment\njinja2==3.1.6\nTorch==2.13.0\nold-thing==1.0\n\nnot a pin\n")
+    assert lock == {"jinja2": "3.1.6", "torch": "2.13.0", "old-thing": "1.0"}
+    now = {"jinja2": "3.1.7", "torch": "2.13.0+cpu", "new_thing": "0.1", "hubdiff": "0.1.0"}
+    rows = drift.drift(lock, {drift.canonical(k): v for k, v in now.items()})
+    assert rows == [("jinja2", "3.1.6", "3.1.7"), ("new-thing", "—", "0.1"), ("old-thing", "1.0", "—")]
+    text = drift.markdown(rows)
+    assert text.splitlines()[2] == "| `jinja2` | `3.1.6` | `3.1.7` |"
+    assert "nothing moved" in drift.markdown([])
+
+
+def test_drift_of_this_environment_runs_as_the_workflow_runs_it():
+    done = subprocess.run(
+        [sys.executable, str(ROOT / ".github" / "scripts" / "drift.py"), str(LOCK)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(("| package |", "The newest versions pyproject allows are the locked ones"))
