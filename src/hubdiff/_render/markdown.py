@@ -425,6 +425,7 @@ def report_json(report: Report) -> dict[str, Any]:
                     "category": x.category,
                     "rule": x.rule,
                     "summary": x.summary,
+                    "deepdiff": [{"type": kind, "path": path} for kind, path in x.deepdiff],
                 }
                 for x in c.config
             ]
