@@ -50,9 +50,20 @@ def _shown(ch: str) -> str:
     return ch if ch.isprintable() and ord(ch) not in _INVISIBLE else _escape(ch)
 
 
+# scheme://userinfo@ up to the authority's last "@" (a password may hold one): the one rule by which a
+# credential in any URL hubdiff writes (an endpoint, a redirect target, a proxy) becomes "***"
+_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s]*@")
+
+
+def redacted(text: str) -> str:
+    """``text`` with the user name and password of every URL in it written as ``***``."""
+    return _USERINFO.sub(r"\1***@", text) if "@" in text and "://" in text else text
+
+
 def printable(value: object) -> str:
-    """``value`` as one line of text with every invisible character (line breaks too) escaped."""
-    text = str(value)
+    """``value`` as one line of text with every invisible character (line breaks too) escaped, and
+    every URL's credentials redacted (``redacted``): error lines and notices all come through here."""
+    text = redacted(str(value))
     if text.isprintable() and _no_invisible(text):
         return text
     return "".join(map(_shown, text))
