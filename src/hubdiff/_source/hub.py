@@ -36,7 +36,8 @@ from urllib.parse import quote, urlsplit
 import httpx2
 from huggingface_hub import hf_hub_url
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status, set_client_factory
+from huggingface_hub.utils._http import hf_request_event_hook
 
 from .. import __version__
 from .._gc import gc_paused
@@ -62,10 +63,14 @@ from .outbound import (
     DISABLED,
     GATE,
     MAX_REDIRECTS,
+    certificate_problem,
     origin,
+    proxy_for,
     rate_limit,
     refusal,
     same_origin,
+    tls_context,
+    trusted_from,
     wait_asked,
 )
 from .parsing import HeaderParser
@@ -137,10 +142,51 @@ def _retryable(response: httpx2.Response) -> _Retryable:
     return _Retryable(what, wait_asked(response.headers), status == 429)
 
 
+class _PolicyTransport(httpx2.BaseTransport):
+    """httpx's transport, with ``outbound``'s proxy and TLS policies instead of httpx's reading of the
+    environment: each request goes direct or through the proxy ``proxy_for`` names for its URL."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._transports: dict[str | None, httpx2.HTTPTransport] = {}
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        proxy = proxy_for(str(request.url))
+        with self._lock:
+            transport = self._transports.get(proxy)
+            if transport is None:
+                transport = httpx2.HTTPTransport(verify=tls_context(), trust_env=False, proxy=proxy)
+                self._transports[proxy] = transport
+        return transport.handle_request(request)
+
+    def close(self) -> None:
+        with self._lock:
+            for transport in self._transports.values():
+                transport.close()
+
+
+def _client() -> httpx2.Client:
+    """huggingface_hub's default client (its request hook, no timeout of its own: hubdiff sets one per
+    request), on ``_PolicyTransport``."""
+    return httpx2.Client(
+        event_hooks={"request": [hf_request_event_hook]},
+        follow_redirects=True,
+        timeout=None,
+        trust_env=False,
+        transport=_PolicyTransport(),
+    )
+
+
+set_client_factory(_client)
+
+
 class HubReader:
     def __init__(self, settings: HubSettings, cache: SnapshotCache | None = None) -> None:
         self.settings = settings
         self.cache = cache
+        if settings.endpoint.lower().startswith("https:"):
+            tls_context()  # a certificate file that is not there: said before any request
+        proxy_for(settings.endpoint)  # a proxy no client can use: said before any request
         self._headers = build_hf_headers(
             token=settings.token, library_name="hubdiff", library_version=__version__
         )
@@ -168,6 +214,15 @@ class HubReader:
                 except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
                     # no connection could be opened at all: retrying a network that is not there only
                     # makes the user wait, so this is said at once, with the way out
+                    untrusted = certificate_problem(exc)
+                    if untrusted is not None:
+                        raise SourceError(
+                            where,
+                            revision,
+                            file,
+                            f"the certificate of {s.endpoint} is not trusted ({untrusted}); trusted: "
+                            f"{trusted_from()}",
+                        ) from None
                     raise SourceError(
                         where,
                         revision,
