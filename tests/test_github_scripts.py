@@ -236,6 +236,18 @@ def _bomb(declared: int | None = None) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.parametrize("listed", [1_000, 0, 2 * 1024 * 1024])
+def test_an_artifact_larger_than_listed_is_cut_during_the_download(github, checks_pr, listed, tmp_path):
+    """64 MB listed as ``listed`` bytes: the download stops past 2 MB, whatever the listing said."""
+    github.artifact(77, "hubdiff-checks", b"\0" * (64 * 1024 * 1024), listed_size=listed)
+    result = run("post_checks_comment.sh", env=post_env(github))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.strip() == (
+        f"::error::the hubdiff-checks artifact is over 2097152 bytes (its listing said {listed}); not commenting"
+    )
+    assert github.comments(42) == []
+
+
 @pytest.mark.parametrize(
     ("artifact", "env", "says"),
     [
