@@ -414,6 +414,29 @@ def test_open_prs_opens_one_pull_request_and_a_re_run_with_nothing_new_does_noth
     assert [c[:2] for c in calls] == [["pr", "list"]]
 
 
+@pytest.mark.parametrize("points_to", ["outside", "a-folder", "nowhere"])
+def test_a_symlinked_baseline_is_one_error_line_and_nothing_pushed(github, watch, tmp_path, points_to):
+    work = github.checkout(tmp_path / "run")
+    (work / "baselines").mkdir(exist_ok=True)
+    target = {"outside": tmp_path / "elsewhere.yaml", "a-folder": tmp_path, "nowhere": tmp_path / "gone"}
+    (tmp_path / "elsewhere.yaml").write_text(baseline({"org/a": SHA["c"]}))
+    (work / "baselines" / "fam.yaml").unlink(missing_ok=True)  # the checkout has one
+    (work / "baselines" / "fam.yaml").symlink_to(target[points_to])
+    (work / "reports").mkdir()
+    (work / "reports" / "fam.pr.md").write_text("<!-- hubdiff:fam -->\nreport\n")
+    outputs = {"FAMILIES": '["fam"]', "BASELINES": '{"fam": "baselines/fam.yaml"}',
+               "PR_BODIES": '{"fam": "reports/fam.pr.md"}'}  # fmt: skip
+    mark = github.mark()
+    result = run("open_prs.sh", env=github.env(**outputs), cwd=work)
+    assert result.returncode == 1
+    said = (result.stdout + result.stderr).splitlines()
+    errors = [line for line in said if line.startswith("::error::")]
+    assert len(errors) == 1 and len(said) == 1, said
+    assert "baselines/fam.yaml" in errors[0]
+    events, pushes, _ = github.since(mark)
+    assert events == [] and pushes == []
+
+
 def test_a_newer_change_while_open_moves_the_branch_and_edits_the_same_pull_request(github, watch):
     watch({"org/a": SHA["c"], "org/b": SHA["b"]})
     mark = github.mark()
