@@ -54,11 +54,17 @@ def _umask() -> int:
     return mask
 
 
+FUTURE_SLACK_S = 60.0  # a temp file dated further ahead than this was not made by a live writer
+
+
 def _remove_stale_tmp(path: Path, older_than_s: float) -> None:
-    cutoff = time.time() - older_than_s
+    """Remove ``path``'s leftover temp files older than ``older_than_s`` (all of them at 0), and any
+    dated in the future (a clock set back since, or a planted file): no writer now running made it."""
+    now = time.time()
     for tmp in path.parent.glob(f".{path.name}.*.tmp"):
         try:
-            if tmp.stat().st_mtime <= cutoff:
+            modified = tmp.stat().st_mtime
+            if older_than_s <= 0 or modified <= now - older_than_s or modified > now + FUTURE_SLACK_S:
                 tmp.unlink()
         except OSError:
             pass  # another run removed or renamed it first

@@ -370,6 +370,7 @@ class HubReader:
         params: Any = {"author": author, "expand": ["sha", "lastModified", "gated", "private"]}
         seen: set[str] = set()
         out: dict[str, ListedRepo] = {}
+        ambiguous: set[str] = set()  # repos listed twice, with two different entries
         while url is not None:
             if len(seen) == MAX_LISTING_PAGES:
                 raise SourceError(author, None, "model listing", f"more than {MAX_LISTING_PAGES} pages")
@@ -381,7 +382,7 @@ class HubReader:
             )
             seen.add(answer.url)
             try:
-                out.update(listed_repos(_json_body(answer.body, MAX_PAGE_BYTES)))
+                listed_repos(_json_body(answer.body, MAX_PAGE_BYTES), out, ambiguous)
             except JSONProblem as exc:
                 raise SourceError(author, None, "model listing", str(exc)) from None
             url, params = _next_page(answer.headers), None
@@ -745,7 +746,13 @@ def _answer(
         hf_raise_for_status(
             httpx2.Response(
                 response.status_code,
-                headers={k: v for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS},
+                # as received (bytes): a value beyond ASCII, such as a revision named in
+                # X-Error-Message, would not encode again as text
+                headers=[
+                    (k, v)
+                    for k, v in response.headers.raw
+                    if k.decode("latin-1").lower() not in _BODY_HEADERS
+                ],
                 content=head,
                 request=response.request,
             )
@@ -835,19 +842,32 @@ def repo_info(data: Any) -> RepoInfo:
     )
 
 
-def listed_repos(data: Any) -> dict[str, ListedRepo]:
+def listed_repos(
+    data: Any, out: dict[str, ListedRepo] | None = None, ambiguous: set[str] | None = None
+) -> dict[str, ListedRepo]:
     """One page of a model listing: repo id -> main sha and access (repos listed without a sha, or with
-    an id that is not owner/name, are skipped)."""
+    an id that is not owner/name, are skipped), added to ``out`` (earlier pages). A repo listed twice
+    with two different entries (a stale sha beside the real head) is dropped, and stays dropped for
+    the later pages (``ambiguous``): the listing cannot say which is current, so the repo is asked
+    for on its own, as a repo the listing does not show."""
     if not isinstance(data, list):
         raise JSONProblem(f"is JSON but not a list ({type(data).__name__})")
-    out = {}
+    out = {} if out is None else out
+    ambiguous = set() if ambiguous is None else ambiguous
     for i, item in enumerate(data):
         if not isinstance(item, dict):
             raise JSONProblem(f"item {i} is not an object")
         repo, sha = item.get("id"), item.get("sha")
         if isinstance(repo, str) and _usable_id(repo) and isinstance(sha, str) and _SHA.fullmatch(sha):
             gated = item.get("gated")
-            out[repo] = ListedRepo(sha, gated not in (None, False), item.get("private") is True)
+            entry = ListedRepo(sha, gated not in (None, False), item.get("private") is True)
+            if repo in ambiguous:
+                continue
+            if out.get(repo, entry) != entry:
+                del out[repo]
+                ambiguous.add(repo)
+            else:
+                out[repo] = entry
     return out
 
 

@@ -73,6 +73,7 @@ def listing(settings: HubSettings, owner: str, max_pages: int) -> dict[str, str]
     url: str | None = f"{settings.endpoint}/api/models?author={quote(owner, safe='')}&expand=sha"
     seen: set[str] = set()
     out: dict[str, str] = {}
+    ambiguous: set[str] = set()  # listed twice with two shas: asked for on its own (as hub.listed_repos)
     while url is not None and len(seen) < max_pages:
         seen.add(url)
         try:
@@ -90,8 +91,13 @@ def listing(settings: HubSettings, owner: str, max_pages: int) -> dict[str, str]
                 and "/" in repo
                 and isinstance(sha, str)
                 and _SHA.fullmatch(sha)
+                and repo not in ambiguous
             ):
-                out[repo] = sha
+                if out.get(repo, sha) != sha:
+                    del out[repo]
+                    ambiguous.add(repo)
+                else:
+                    out[repo] = sha
         match = _NEXT.search(headers.get("Link") or "")
         url = match.group(1) if match else None
         if url is not None and (
