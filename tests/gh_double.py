@@ -242,9 +242,15 @@ class GitHubDouble:
             return _add_comment(self.root, state, number, user, body, self.now())
 
     def artifact(
-        self, run_id: int, name: str, members: dict[str, bytes] | bytes, expired: bool = False
+        self,
+        run_id: int,
+        name: str,
+        members: dict[str, bytes] | bytes,
+        expired: bool = False,
+        listed_size: int | None = None,
     ) -> int:
-        """An artifact a run uploaded (a dict is zipped the way upload-artifact does; bytes go as they are)."""
+        """An artifact a run uploaded (a dict is zipped the way upload-artifact does; bytes go as they are).
+        ``listed_size`` is the size the listing reports, when the uploader lied about it."""
         if isinstance(members, dict):
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -260,7 +266,7 @@ class GitHubDouble:
                 {
                     "id": artifact_id,
                     "name": name,
-                    "size_in_bytes": len(members),
+                    "size_in_bytes": len(members) if listed_size is None else listed_size,
                     "expired": expired,
                     "file": str(path),
                 }

@@ -99,11 +99,15 @@ def test_glm53_to_flash_reproduces_the_seed(sources):
 
 def test_numbers_compare_as_numbers_and_nesting_is_followed():
     old = {"rope_theta": 1000000, "text_config": {"hidden_size": 4096, "rope_parameters": {"factor": 8}}}
-    new = {"rope_theta": 1e6, "hidden_size": 4096, "rope_parameters": {"factor": 16.0}, "torch_dtype": None}
-    changes = {c.path: c for c in diff_configs(old, new)}
-    assert set(changes) == {"rope_parameters.factor", "torch_dtype"}
-    assert changes["rope_parameters.factor"].category == "architectural"
+    new = {"rope_theta": 1e6, "text_config": {"hidden_size": 4096.0, "rope_parameters": {"factor": 16.0}}}
+    changes = {c.path: c for c in diff_configs(old, {**new, "torch_dtype": None})}
+    assert set(changes) == {"text_config.rope_parameters.factor", "torch_dtype"}
+    assert changes["text_config.rope_parameters.factor"].category == "architectural"
     assert changes["torch_dtype"].category == "cosmetic"
+    # a flat config against a nested one: the keys moved are reported where they were and are
+    flat = {"rope_theta": 1e6, "hidden_size": 4096, "rope_parameters": {"factor": 8}}
+    moved = {c.path: c.kind for c in diff_configs(flat, old)}
+    assert moved == {"hidden_size": "removed", "rope_parameters": "removed", "text_config": "added"}
 
 
 def test_dtype_spelling_is_cosmetic():

@@ -15,6 +15,7 @@ import json
 import os
 import pickle
 import re
+import select
 import shutil
 import stat
 import subprocess
@@ -391,68 +392,69 @@ def test_a_full_disk_under_the_cache(served, reference, tmp_path, capsys, monkey
 # -- locks ----------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def lock_places(tmp_path, monkeypatch) -> tuple[Path, Path]:
-    """This test's temporary folder and user cache folder, so the real lock folder is not touched."""
-    tmp, home = tmp_path / "tmp", tmp_path / "home-cache"
-    tmp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    return tmp / f"hubdiff-locks-{os.getuid()}", home / "hubdiff-locks"
+HOLD = (
+    "import sys\n"
+    "from pathlib import Path\n"
+    "from hubdiff._files import locked\n"
+    "print('taking', flush=True)\n"
+    "with locked(Path(sys.argv[1])):\n"
+    "    print('locked', flush=True)\n"
+    "    sys.stdin.readline()\n"
+    "print('released', flush=True)\n"
+)
 
 
-def test_locks_live_in_a_folder_of_this_users_alone(lock_places, tmp_path):
-    first, _ = lock_places
-    with locked(tmp_path / "baseline.yaml"):
-        assert lock_folder() == first
-    info = os.lstat(first)
-    assert stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.getuid()
-    assert len(list(first.iterdir())) == 1
+def _holder(path: Path, tmp_path: Path, name: str) -> subprocess.Popen[str]:
+    """A process taking ``path``'s lock with its own TMPDIR, HOME and cache folder, holding it until a
+    line arrives on its stdin."""
+    own = tmp_path / name
+    for sub in ("tmp", "home", "xdg"):
+        (own / sub).mkdir(parents=True)
+    env = {
+        **os.environ,
+        "TMPDIR": str(own / "tmp"),
+        "HOME": str(own / "home"),
+        "XDG_CACHE_HOME": str(own / "xdg"),
+    }
+    return subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
-def _another_users(folder: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("making a folder another user's takes root")
-    folder.mkdir(mode=0o777)
-    os.chown(folder, os.getuid() + 4242, -1)
+def test_two_processes_with_different_tmpdirs_share_the_lock(tmp_path):
+    """A terminal and a cron job (two TMPDIRs, two HOMEs): the second waits for the first."""
+    target = tmp_path / "baselines" / "fam.yaml"
+    first = _holder(target, tmp_path, "a")
+    try:
+        assert [first.stdout.readline() for _ in range(2)] == ["taking\n", "locked\n"]
+        second = _holder(target, tmp_path, "b")
+        try:
+            assert second.stdout.readline() == "taking\n"
+            ready, _, _ = select.select([second.stdout], [], [], 2.0)
+            assert ready == [] and second.poll() is None  # blocked on the lock the first holds
+            first.stdin.write("\n")
+            first.stdin.flush()
+            assert first.wait(timeout=30) == 0
+            out, err = second.communicate("\n", timeout=30)
+            assert (out, err, second.returncode) == ("locked\nreleased\n", "", 0)
+        finally:
+            second.kill()
+    finally:
+        first.kill()
+    assert sorted(p.name for p in tmp_path.glob("[ab]/*/**/*")) == []  # no lock file anywhere
+    assert list((tmp_path / "baselines").iterdir()) == []  # nor beside the baseline
 
 
-def _symlink_to_ours(folder: Path) -> None:
-    target = folder.parent / "elsewhere"
-    target.mkdir(mode=0o700)
-    folder.symlink_to(target)
-
-
-def _open_to_all(folder: Path) -> None:
-    folder.mkdir()
-    folder.chmod(0o777)
-
-
-@pytest.mark.parametrize("plant", [_another_users, _symlink_to_ours, _open_to_all], ids=lambda f: f.__name__)
-def test_a_planted_lock_folder_is_not_used(lock_places, tmp_path, plant):
-    first, fallback = lock_places
-    plant(first)
-    before = sorted(p.name for p in first.parent.rglob("*"))
-    with locked(tmp_path / "baseline.yaml"):
-        assert lock_folder() == fallback
-    assert len(list(fallback.iterdir())) == 1
-    assert sorted(p.name for p in first.parent.rglob("*")) == before  # nothing made in the planted one
-
-
-def test_no_usable_lock_folder(served, reference, tmp_path):
-    """Both places refused: a cache write goes without cache (said once), a baseline write is one
-    line naming the file, exit 2, and no file."""
+def test_a_baseline_update_waits_for_a_lock_taken_with_another_tmpdir(served, tmp_path):
+    """The campaign's case: the lock held with TMPDIR=a, ``TMPDIR=b hubdiff baseline update`` does not
+    rewrite the baseline until it is released."""
     hub, _ = served
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    _open_to_all(tmp / f"hubdiff-locks-{os.getuid()}")
-    (tmp_path / "home-cache").write_text("a file where the user's cache folder would be")
-    env = {"TMPDIR": str(tmp), "XDG_CACHE_HOME": str(tmp_path / "home-cache")}
     cache = tmp_path / "cache"
-    result = hubdiff(*diff_args(served, cache), env=env)
-    assert (result.returncode, result.stdout) == (1, reference)
-    one_cache_warning(result.stderr, cache)
-    assert "cannot lock" in result.stderr
     init = hubdiff(
         "baseline",
         "init",
@@ -463,13 +465,111 @@ def test_no_usable_lock_folder(served, reference, tmp_path):
         hub.endpoint,
         "--cache-dir",
         str(cache),
-        env=env,
+        cwd=tmp_path,
+    )
+    assert init.returncode == 0, init.stderr
+    path = tmp_path / "baselines" / "fam.yaml"
+    path.write_text(path.read_text() + "# a comment the update keeps\n")
+    before = path.stat().st_mtime_ns
+    holder = _holder(path, tmp_path, "a")
+    try:
+        assert [holder.stdout.readline() for _ in range(2)] == ["taking\n", "locked\n"]
+        (tmp_path / "b").mkdir()
+        update = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "hubdiff",
+                "baseline",
+                "update",
+                str(path),
+                "--endpoint",
+                hub.endpoint,
+                "--cache-dir",
+                str(cache),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "TMPDIR": str(tmp_path / "b")},
+        )
+        with pytest.raises(subprocess.TimeoutExpired):
+            update.communicate(timeout=3.0)
+        assert path.stat().st_mtime_ns == before  # not rewritten while the lock is held
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.wait(timeout=30) == 0
+        _out, err = update.communicate(timeout=120)
+        assert update.returncode in (0, 1), err
+    finally:
+        holder.kill()
+
+
+@pytest.fixture
+def no_folder_locks(tmp_path, monkeypatch) -> Path:
+    """Where folders cannot be locked (Windows): the lock file's folder in this test's user cache."""
+    from hubdiff import _files
+
+    home = tmp_path / "home-cache"
+    monkeypatch.setattr(_files, "_can_lock_folders", lambda: False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home / "hubdiff-locks"
+
+
+def test_without_folder_locks_lock_files_live_in_a_folder_of_this_users_alone(no_folder_locks, tmp_path):
+    with locked(tmp_path / "baseline.yaml"):
+        assert lock_folder() == no_folder_locks
+    info = os.lstat(no_folder_locks)
+    assert stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.getuid()
+    assert len(list(no_folder_locks.iterdir())) == 1
+
+
+def _another_users(folder: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("making a folder another user's takes root")
+    folder.mkdir(mode=0o777, parents=True)
+    os.chown(folder, os.getuid() + 4242, -1)
+
+
+def _symlink_to_ours(folder: Path) -> None:
+    target = folder.parent / "elsewhere"
+    target.mkdir(mode=0o700, parents=True)
+    folder.symlink_to(target)
+
+
+def _open_to_all(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    folder.chmod(0o777)
+
+
+@pytest.mark.parametrize("plant", [_another_users, _symlink_to_ours, _open_to_all], ids=lambda f: f.__name__)
+def test_a_planted_lock_folder_is_refused(no_folder_locks, tmp_path, plant):
+    plant(no_folder_locks)
+    before = sorted(p.name for p in no_folder_locks.parent.rglob("*"))
+    with pytest.raises(WriteError, match="cannot lock"), locked(tmp_path / "baseline.yaml"):
+        pass
+    assert sorted(p.name for p in no_folder_locks.parent.rglob("*")) == before  # nothing made there
+
+
+def test_a_folder_that_cannot_be_locked(served, tmp_path):
+    """The baselines folder's name taken by a file: one line naming the baseline, exit 2, no file."""
+    hub, _ = served
+    (tmp_path / "baselines").write_text("a file where the baselines folder would be")
+    init = hubdiff(
+        "baseline",
+        "init",
+        "org/m",
+        "--family",
+        "fam",
+        "--endpoint",
+        hub.endpoint,
+        "--cache-dir",
+        str(tmp_path / "cache"),
         cwd=tmp_path,
     )
     path = Path("baselines") / "fam.yaml"
     assert init.returncode == 2 and init.stdout == ""
-    assert re.fullmatch(rf"hubdiff: {re.escape(str(path))}: cannot lock: [^\n]+\n", init.stderr), init.stderr
-    assert not (tmp_path / path).exists()
+    assert init.stderr == f"hubdiff: {path}: cannot lock: Not a directory\n", init.stderr
 
 
 # -- reports and baselines that cannot be written -------------------------------------------------------

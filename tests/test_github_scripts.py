@@ -236,6 +236,18 @@ def _bomb(declared: int | None = None) -> bytes:
     return bytes(data)
 
 
+@pytest.mark.parametrize("listed", [1_000, 0, 2 * 1024 * 1024])
+def test_an_artifact_larger_than_listed_is_cut_during_the_download(github, checks_pr, listed, tmp_path):
+    """64 MB listed as ``listed`` bytes: the download stops past 2 MB, whatever the listing said."""
+    github.artifact(77, "hubdiff-checks", b"\0" * (64 * 1024 * 1024), listed_size=listed)
+    result = run("post_checks_comment.sh", env=post_env(github))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.strip() == (
+        f"::error::the hubdiff-checks artifact is over 2097152 bytes (its listing said {listed}); not commenting"
+    )
+    assert github.comments(42) == []
+
+
 @pytest.mark.parametrize(
     ("artifact", "env", "says"),
     [
@@ -400,6 +412,29 @@ def test_open_prs_opens_one_pull_request_and_a_re_run_with_nothing_new_does_noth
     assert events == [] and pushes == []
     assert "#1 already proposes these Hub commits; nothing to push or edit" in again.stdout
     assert [c[:2] for c in calls] == [["pr", "list"]]
+
+
+@pytest.mark.parametrize("points_to", ["outside", "a-folder", "nowhere"])
+def test_a_symlinked_baseline_is_one_error_line_and_nothing_pushed(github, watch, tmp_path, points_to):
+    work = github.checkout(tmp_path / "run")
+    (work / "baselines").mkdir(exist_ok=True)
+    target = {"outside": tmp_path / "elsewhere.yaml", "a-folder": tmp_path, "nowhere": tmp_path / "gone"}
+    (tmp_path / "elsewhere.yaml").write_text(baseline({"org/a": SHA["c"]}))
+    (work / "baselines" / "fam.yaml").unlink(missing_ok=True)  # the checkout has one
+    (work / "baselines" / "fam.yaml").symlink_to(target[points_to])
+    (work / "reports").mkdir()
+    (work / "reports" / "fam.pr.md").write_text("<!-- hubdiff:fam -->\nreport\n")
+    outputs = {"FAMILIES": '["fam"]', "BASELINES": '{"fam": "baselines/fam.yaml"}',
+               "PR_BODIES": '{"fam": "reports/fam.pr.md"}'}  # fmt: skip
+    mark = github.mark()
+    result = run("open_prs.sh", env=github.env(**outputs), cwd=work)
+    assert result.returncode == 1
+    said = (result.stdout + result.stderr).splitlines()
+    errors = [line for line in said if line.startswith("::error::")]
+    assert len(errors) == 1 and len(said) == 1, said
+    assert "baselines/fam.yaml" in errors[0]
+    events, pushes, _ = github.since(mark)
+    assert events == [] and pushes == []
 
 
 def test_a_newer_change_while_open_moves_the_branch_and_edits_the_same_pull_request(github, watch):

@@ -208,3 +208,25 @@ def test_the_keepalive_job_re_enables_the_watch_on_schedule():
     assert job["permissions"] == {"actions": "write", "contents": "read"}
     assert job["steps"][-1]["run"] == "bash .github/scripts/keepalive.sh"
     assert "needs" not in job  # it runs whether or not the watch failed
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in WORKFLOWS if p.name in ("checks.yml", "watch.yml")], ids=lambda p: p.name
+)
+def test_hf_token_reaches_only_the_steps_that_run_hubdiff(path):
+    """zizmor's secrets-outside-env: a job-level secret reaches every third-party action of the job."""
+    workflow = yaml.safe_load(path.read_text())
+    given = 0
+    for job in workflow["jobs"].values():
+        assert "HF_TOKEN" not in (job.get("env") or {})
+        for step in job.get("steps", []):
+            has = "HF_TOKEN" in (step.get("env") or {})
+            assert "uses" not in step or not has, step  # never to an action
+            lines = [line.strip() for line in step.get("run", "").splitlines()]
+            runs_hubdiff = any(
+                line.startswith(("hubdiff ", "pytest checks/")) or line.endswith("record_baseline.sh")
+                for line in lines
+            )
+            assert has == runs_hubdiff, step
+            given += has
+    assert given >= 2

@@ -25,7 +25,14 @@ fi
 read -r id size <<<"$found"
 [[ $id =~ ^[0-9]+$ && $size =~ ^[0-9]+$ ]] || { echo "::error::unexpected artifact listing"; exit 1; }
 ((size <= max)) || { echo "::error::the hubdiff-checks artifact has $size bytes, over $max; not commenting"; exit 1; }
-gh api "repos/$GITHUB_REPOSITORY/actions/artifacts/$id/zip" > "$tmp/artifact.zip"
+# the listing's size is the uploader's word: the download itself stops one byte past the cap
+set +o pipefail
+gh api "repos/$GITHUB_REPOSITORY/actions/artifacts/$id/zip" | head -c $((max + 1)) > "$tmp/artifact.zip"
+fetched=("${PIPESTATUS[@]}")
+set -o pipefail
+got=$(wc -c < "$tmp/artifact.zip")
+((got <= max)) || { echo "::error::the hubdiff-checks artifact is over $max bytes (its listing said $size); not commenting"; exit 1; }
+((fetched[0] == 0)) || { echo "::error::the hubdiff-checks artifact could not be downloaded"; exit 1; }
 python3 "$here/render_checks_comment.py" "$tmp/artifact.zip" "$tmp/out" --head-sha "$HEAD_SHA" --run-url "$RUN_URL"
 number=$(cat "$tmp/out/pr-number")
 

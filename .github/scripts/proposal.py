@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 
 from hubdiff._baseline.schema import read_yaml
+from hubdiff.errors import HubdiffError
+from hubdiff.visible import printable
 
 BODY_LIMIT = 65_536  # characters GitHub takes in a pull request body
 PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*@[0-9a-f]{40}")
@@ -54,6 +56,20 @@ def body(body_path: str, marker_line: str, out: str) -> None:
 
 
 def main(argv: list[str]) -> int:
+    """One ``::error::`` line and exit 1 for a file that cannot be read as a baseline (a symlink, a
+    folder, YAML hubdiff refuses), never a traceback in the job log."""
+    try:
+        return _run(argv)
+    except HubdiffError as exc:
+        print(f"::error::{exc.line()}", file=sys.stderr)  # stderr: stdout is the caller's data
+    except OSError as exc:
+        print(f"::error::proposal.py: {printable(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
+    except Exception as exc:  # a bug here: still one line
+        print(f"::error::proposal.py: internal error: {type(exc).__name__}", file=sys.stderr)
+    return 1
+
+
+def _run(argv: list[str]) -> int:
     if argv[:1] == ["pins"] and len(argv) == 2:
         print("\n".join(pins(argv[1])))
     elif argv[:1] == ["marker"] and len(argv) == 3:

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import run
+from ._entry import run
 
 sys.exit(run())

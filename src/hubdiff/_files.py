@@ -11,11 +11,12 @@ enough that no live writer can own them.
 A write that fails (a read-only file or folder, a full disk, a path that is a folder) raises
 ``WriteError``, one line naming the file; its temporary file is removed and the target left as it was.
 
-``locked`` serialises read-modify-write of one file between processes with ``filelock`` (portable,
-unlike fcntl). Its lock file is keyed by the target's absolute path, so no ``.lock`` file is ever left
-next to a baseline in the repository, and lives in a folder of this user's that nobody else can write:
-a shared one in the temporary folder would belong to whoever made it first, who could then hold every
-other user's locks or plant symlinks in it.
+``locked`` serialises read-modify-write of one file between processes by locking the folder the file
+is in (``flock``): the lock is beside what it protects, so it is the same for every process whatever
+its environment (a lock folder under ``TMPDIR`` was not: a cron job and a terminal took two), no
+``.lock`` file is ever left next to a baseline in the repository, and nobody can plant one. Where
+folders cannot be locked (Windows), ``filelock`` keeps a lock file per target in the user's own cache
+folder, one nobody else can write.
 """
 
 from __future__ import annotations
@@ -53,11 +54,17 @@ def _umask() -> int:
     return mask
 
 
+FUTURE_SLACK_S = 60.0  # a temp file dated further ahead than this was not made by a live writer
+
+
 def _remove_stale_tmp(path: Path, older_than_s: float) -> None:
-    cutoff = time.time() - older_than_s
+    """Remove ``path``'s leftover temp files older than ``older_than_s`` (all of them at 0), and any
+    dated in the future (a clock set back since, or a planted file): no writer now running made it."""
+    now = time.time()
     for tmp in path.parent.glob(f".{path.name}.*.tmp"):
         try:
-            if tmp.stat().st_mtime <= cutoff:
+            modified = tmp.stat().st_mtime
+            if older_than_s <= 0 or modified <= now - older_than_s or modified > now + FUTURE_SLACK_S:
                 tmp.unlink()
         except OSError:
             pass  # another run removed or renamed it first
@@ -96,7 +103,7 @@ def atomic_write_text(path: Path, text: str | bytes, *, stale_tmp_after_s: float
         raise
 
 
-_UID = os.getuid() if hasattr(os, "getuid") else None  # None on Windows, whose temp folder is per user
+_UID = os.getuid() if hasattr(os, "getuid") else None  # None on Windows
 
 
 def _private_folder(folder: Path) -> bool:
@@ -109,44 +116,83 @@ def _private_folder(folder: Path) -> bool:
 
 
 def lock_folder() -> Path:
-    """The folder of this user's locks: ``hubdiff-locks-<uid>`` in the temporary folder, the same for
-    every process of the user whatever its session; if another user made that path first (or planted
-    a symlink there), ``hubdiff-locks`` in the user's cache folder, where nobody else can."""
+    """Where locks live where the folder itself cannot be locked (no ``fcntl``: Windows): the user's
+    own cache folder, ``hubdiff-locks``, never the temporary folder, which ``TMPDIR`` (``TEMP``) moves
+    from one process to the next."""
     home_cache = Path(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"))
-    candidates = [Path(tempfile.gettempdir()) / f"hubdiff-locks-{_UID if _UID is not None else 'user'}"]
-    if home_cache.is_absolute():  # without a home, "~" stays as it is: never a folder in the cwd
-        candidates.append(home_cache / "hubdiff-locks")
-    refused = []
-    for folder in candidates:
-        try:
-            if _private_folder(folder):
-                return folder
-            refused.append(f"{folder} is not a folder of this user's alone")
-        except OSError as exc:
-            refused.append(f"{folder}: {exc.strerror or exc}")
-    raise OSError(errno.EACCES, "; ".join(refused))
+    folder = home_cache / "hubdiff-locks"
+    if not home_cache.is_absolute():  # without a home, "~" stays as it is: never a folder in the cwd
+        raise OSError(errno.EACCES, "no home folder for the locks")
+    if not _private_folder(folder):
+        raise OSError(errno.EACCES, f"{folder} is not a folder of this user's alone")
+    return folder
 
 
 def lock_path(path: Path) -> Path:
-    """Where the lock of ``path`` lives: outside the repository, the same for every process of the user."""
+    """The lock file of ``path`` where the folder itself cannot be locked (see ``lock_folder``)."""
     key = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:32]
     return lock_folder() / f"{key}.lock"
 
 
+def _folder_lock(path: Path) -> int:
+    """``flock`` on the folder ``path`` is in (made if missing), and the descriptor that holds it.
+
+    The lock is where what it protects is, so every process that writes there shares it, whatever
+    its ``TMPDIR``, ``HOME`` or user; no file is made, and the kernel lets go of it when its holder
+    dies (kill -9 included) or closes the descriptor."""
+    import fcntl
+
+    folder = path.resolve().parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # the folder's name is taken by a file: say so, not "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _can_lock_folders() -> bool:
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    return hasattr(fcntl, "flock")
+
+
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
-    """Hold the inter-process lock of ``path`` (two ``watch --update`` runs at once, say).
+    """Hold the inter-process lock of ``path`` (two ``watch --update`` runs at once, say): its folder's.
 
-    A lock that cannot be taken raises ``WriteError`` naming ``path``, before anything is read or written.
+    The lock is the folder ``path`` is in, so two writers of files in one folder take turns (a
+    baseline folder, the cache's refs), and two processes with different environments take the same
+    lock. Where folders cannot be locked, a lock file keyed by the path's absolute name in the user's
+    cache folder (``lock_path``). A lock that cannot be taken raises ``WriteError`` naming ``path``,
+    before anything is read or written.
     """
+    path = Path(path)
+    if _can_lock_folders():
+        try:
+            fd = _folder_lock(path)
+        except OSError as exc:
+            raise WriteError(path, f"cannot lock: {exc.strerror or exc}") from None
+        try:
+            yield
+        finally:
+            os.close(fd)
+        return
     from filelock import FileLock  # here, not at the top: a run that only writes reports never locks
 
     try:
-        lock = FileLock(str(lock_path(path)), mode=0o600)
-        lock.acquire()
+        file_lock = FileLock(str(lock_path(path)), mode=0o600)
+        file_lock.acquire()
     except OSError as exc:
         raise WriteError(path, f"cannot lock: {exc.strerror or exc}") from None
     try:
         yield
     finally:
-        lock.release()
+        file_lock.release()

@@ -10,6 +10,7 @@ decides what is visible; the terminal views, the markdown filters and the error 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Letters that render as nothing (Hangul fillers, braille blank, Mongolian vowel separator) and the
 # variation selectors, which are "printable" to Python but invisible to a reader.
@@ -50,9 +51,20 @@ def _shown(ch: str) -> str:
     return ch if ch.isprintable() and ord(ch) not in _INVISIBLE else _escape(ch)
 
 
+# scheme://userinfo@ up to the authority's last "@" (a password may hold one): the one rule by which a
+# credential in any URL hubdiff writes (an endpoint, a redirect target, a proxy) becomes "***"
+_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s]*@")
+
+
+def redacted(text: str) -> str:
+    """``text`` with the user name and password of every URL in it written as ``***``."""
+    return _USERINFO.sub(r"\1***@", text) if "@" in text and "://" in text else text
+
+
 def printable(value: object) -> str:
-    """``value`` as one line of text with every invisible character (line breaks too) escaped."""
-    text = str(value)
+    """``value`` as one line of text with every invisible character (line breaks too) escaped, and
+    every URL's credentials redacted (``redacted``): error lines and notices all come through here."""
+    text = redacted(str(value))
     if text.isprintable() and _no_invisible(text):
         return text
     return "".join(map(_shown, text))
@@ -85,3 +97,30 @@ def printable_json(text: str) -> str:
         ch if ch == "\n" or (ch.isprintable() and ord(ch) not in _INVISIBLE) else _json_escape(ch)
         for ch in text
     )
+
+
+def _lookalike_prone(ch: str) -> bool:
+    """A character that can pass for another: a letter, mark or digit beyond ASCII (a Cyrillic о, a
+    combining accent that normalisation would merge) or a fullwidth or CJK form (ｗ, ．, 。). Symbols
+    such as hubdiff's own arrows and signs are not names' stuff and are left alone."""
+    code = ord(ch)
+    return code > 0x7F and (
+        unicodedata.category(ch)[0] in "LMN" or 0xFF00 <= code <= 0xFFEF or 0x3000 <= code <= 0x303F
+    )
+
+
+def ascii_form(value: object) -> str | None:
+    """``value`` written in ASCII (every other character escaped, ``\\u043e``), when it holds a character
+    that could pass for another (``_lookalike_prone``); None when what it shows is what it is."""
+    text = printable(value)
+    if text.isascii() or not any(map(_lookalike_prone, text)):
+        return None
+    return "".join(ch if ch.isascii() else _escape(ch) for ch in text)
+
+
+def named(value: object) -> str:
+    """A name from the Hub (a tensor, a config key) as reports show it: printable, and followed by its
+    ASCII form when it has one, so that two names that read the same can be told apart."""
+    form = ascii_form(value)
+    text = printable(value)
+    return text if form is None else f"{text} ({form})"

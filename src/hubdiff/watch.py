@@ -217,7 +217,7 @@ def _check_pinned(
                 )
                 continue
             sha, name = now
-            if name != repo.repo:
+            if name.lower() != repo.repo.lower():  # the Hub's ids ignore case: "Org/M" is org/m
                 renamed[repo.repo] = name
                 note = f"{repo.repo} → {name}"
                 results.append(
@@ -232,7 +232,7 @@ def _check_pinned(
                 moved_to[repo.repo] = sha
                 result, _ = check_repo(baseline, replace(repo, revision=sha), sources)
                 results.append(replace(result, title=title))
-            elif name == repo.repo:
+            elif name.lower() == repo.repo.lower():
                 outcome.unchanged.append(repo.repo)
             if results:
                 outcome.results.setdefault(baseline.family, []).extend(results)

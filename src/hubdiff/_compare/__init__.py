@@ -102,7 +102,7 @@ LAYER_PATTERN_KEYS = {
 
 def _restated(change: ConfigChange, old: Metrics, new: Metrics) -> ConfigChange:
     """A layer-pattern key whose census is unchanged restates the other keys: cosmetic, said so."""
-    fields = LAYER_PATTERN_KEYS.get(change.path)
+    fields = LAYER_PATTERN_KEYS.get(change.path.removeprefix("text_config."))
     if fields is None or change.category != "architectural":
         return change
     before = [tuple(getattr(x, f) for f in fields) for x in old.layers]

@@ -1,8 +1,9 @@
 """Config changes, grouped to what a person reads: one row per key, lists summarised.
 
-Configs are compared by a walk of their keys that reports what deepdiff reported with
-``ignore_numeric_type_changes`` (tests/test_config_diff.py runs both on every real config and on
-generated ones); importing deepdiff and the numpy it loads took 0.3 s, half of a warm ``diff``.
+Two configs that are equal as JSON (a check of an unchanged release) are never walked. Two that
+differ are compared whole by deepdiff (``ignore_numeric_type_changes``), every level of them: a key
+at the top and its namesake in ``text_config`` are two keys, each reported where it changed.
+Importing deepdiff and the numpy it loads costs 0.3 s, paid only when something changed.
 
 Each change is classified with the rule that decided it, shown in the report:
 - ``cosmetic``: serialisation only (``transformers_version``, dtype key spelling, a key added or
@@ -78,14 +79,8 @@ class ConfigChange:
     category: str  # "architectural", "behavioural", "cosmetic"
     rule: str
     summary: str = ""  # for lists: "57 of 78 entries full -> shared"
-
-
-def flatten_text(config: dict[str, Any]) -> dict[str, Any]:
-    """Text-model keys at the top, so a flat config and a nested ``text_config`` one compare key by key."""
-    nested = config.get("text_config")
-    if not isinstance(nested, dict):
-        return config
-    return {**{k: v for k, v in config.items() if k != "text_config"}, **nested}
+    # deepdiff's (report type, path) under this key, e.g. ("values_changed", "root['hidden_size']")
+    deepdiff: tuple[tuple[str, str], ...] = ()
 
 
 def _lookup(config: dict[str, Any], path: list[Any]) -> Any:
@@ -134,57 +129,66 @@ def same_json(old: Any, new: Any) -> bool:
     return json.dumps(old, sort_keys=True, default=repr) == json.dumps(new, sort_keys=True, default=repr)
 
 
-def _number_text(value: int | float) -> str:
-    """A number as deepdiff compares numbers of any type: rounded to 12 decimals, -0 as 0, formatted.
-
-    A number too large to format (deepdiff raised OverflowError there) stands for itself."""
-    rounded = round(value, 12)
-    try:
-        return f"{abs(rounded) if rounded == 0 else rounded:.12f}"
-    except OverflowError:
-        return repr(value)
+MAX_REPORTED = 20  # deepdiff's own entries kept per changed key (a list of 10,000 entries differs in each)
 
 
-def _same(old: Any, new: Any) -> bool:
-    """Equal as deepdiff found them: numbers by ``_number_text`` whatever their type, except that an
-    old boolean is compared by value (deepdiff's own order: ``False`` -> ``1e-13`` is a change, the
-    reverse is not); dicts key by key, lists item by item in order; anything else by type and value."""
-    numbers = (int, float)
-    if isinstance(old, numbers) and isinstance(new, numbers):
-        return old == new if isinstance(old, bool) else _number_text(old) == _number_text(new)
-    if type(old) is not type(new):
-        return False
-    if isinstance(old, dict):
-        return old.keys() == new.keys() and all(_same(old[k], new[k]) for k in old)
-    if isinstance(old, list):
-        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
-    return bool(old == new)
+def _deepdiff_keys(
+    old: dict[str, Any], new: dict[str, Any]
+) -> dict[tuple[Any, ...], tuple[str, list[tuple[str, str]]]]:
+    """Key path -> ("added", "removed" or "changed", deepdiff's (report type, path) under it).
 
+    deepdiff compares the two whole configs, every level of them: nothing is merged or flattened
+    first, so a top-level key and its namesake in ``text_config`` are two keys. Numbers compare as
+    numbers whatever their type (``ignore_numeric_type_changes``: 1 == 1.0, equal to 12 decimals). A
+    path is cut at its first list index: a list that differs anywhere is a change of its key."""
+    from deepdiff import DeepDiff  # 0.3 s with the numpy it loads: only for configs that differ
+    from deepdiff.helper import number_to_string
 
-def _changed_keys(old: dict[str, Any], new: dict[str, Any]) -> dict[tuple[Any, ...], str]:
-    """Key path -> "added", "removed" or "changed": nested dicts followed key by key, a list (or a
-    value of another type) that differs anywhere is a change of its own key."""
-    out: dict[tuple[Any, ...], str] = {}
-    todo: list[tuple[tuple[Any, ...], dict[str, Any], dict[str, Any]]] = [((), old, new)]
-    while todo:
-        path, a, b = todo.pop()
-        for key in a.keys() | b.keys():
-            if key not in b:
-                out[(*path, key)] = "removed"
-            elif key not in a:
-                out[(*path, key)] = "added"
-            elif isinstance(a[key], dict) and isinstance(b[key], dict):
-                todo.append(((*path, key), a[key], b[key]))
-            elif not _same(a[key], b[key]):
-                out[(*path, key)] = "changed"
-    return out
+    def as_text(number: Any, *args: Any, **kwargs: Any) -> Any:
+        """deepdiff's own, except that an integer past a float's range stands for itself (deepdiff
+        raises OverflowError formatting it)."""
+        try:
+            return number_to_string(number, *args, **kwargs)
+        except OverflowError:
+            return repr(number)
+
+    tree = DeepDiff(
+        old,
+        new,
+        ignore_numeric_type_changes=True,
+        verbose_level=2,
+        threshold_to_diff_deeper=0,
+        number_to_string_func=as_text,
+    ).tree
+    grouped: dict[tuple[Any, ...], tuple[str, list[tuple[str, str]]]] = {}
+    for report, levels in sorted(tree.items()):
+        for level in levels:
+            path = level.path(output_format="list")
+            cut = next((i for i, part in enumerate(path) if isinstance(part, int)), len(path))
+            key = tuple(path[:cut])
+            if cut < len(path):
+                kind = "changed"
+            elif report.endswith("_added"):
+                kind = "added"
+            elif report.endswith("_removed"):
+                kind = "removed"
+            else:
+                kind = "changed"
+            was, said = grouped.get(key, (kind, []))
+            if len(said) < MAX_REPORTED:
+                said.append((report, str(level.path())))
+            grouped[key] = ("changed" if cut < len(path) else was, said)
+    return grouped
 
 
 def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]:
-    if same_json(old, new):  # the common case of a check: nothing to walk
+    """Every key that differs between the two configs, at any level, classified.
+
+    The two are compared whole: flattening ``text_config`` over the top level (``flatten_text``, for
+    reading metrics) would hide a change of a top-level key that the nested one shadows."""
+    if same_json(old, new):  # the common case of a check: nothing to compare, deepdiff not imported
         return []
-    old, new = flatten_text(old), flatten_text(new)
-    grouped = _changed_keys(old, new)
+    grouped = _deepdiff_keys(old, new)
     changes: list[ConfigChange] = []
     renamed_dtype = {k for k in DTYPE_KEYS if (k,) in grouped}
     dtype_same = (
@@ -192,7 +196,7 @@ def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]
         and _lookup(old, ["torch_dtype"]) in (None, _lookup(new, ["dtype"]))
         and _lookup(old, ["dtype"]) in (None, _lookup(new, ["torch_dtype"]))
     )
-    for key, kind in sorted(grouped.items(), key=lambda kv: [str(p) for p in kv[0]]):
+    for key, (kind, reported) in sorted(grouped.items(), key=lambda kv: [str(p) for p in kv[0]]):
         path = ".".join(str(p) for p in key)
         before, after = _lookup(old, list(key)), _lookup(new, list(key))
         if kind == "changed" and before is None and not _has(old, key):
@@ -204,7 +208,16 @@ def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]
         else:
             category, rule = classify(path, kind, before, after)
         changes.append(
-            ConfigChange(path, kind, before, after, category, rule, _summarise_list(before, after))
+            ConfigChange(
+                path,
+                kind,
+                before,
+                after,
+                category,
+                rule,
+                _summarise_list(before, after),
+                tuple(reported),
+            )
         )
     return changes  # in path order; compare() orders them by category
 

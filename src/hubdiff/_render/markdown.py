@@ -31,7 +31,7 @@ from .._metrics.memory import total_memory
 from ..errors import UsageError
 from ..jobs import Report
 from ..units import gib, human_bytes, human_count
-from ..visible import printable, printable_lines
+from ..visible import ascii_form, named, printable, printable_lines
 from .headline import by_impact, change, config_impact, key_figures, release_heading, reshaped_first
 from .text import fit, grouped, layer_strip
 
@@ -73,6 +73,9 @@ def code(value: Any, limit: int = MAX_TEXT, table: bool = True) -> str:
         text = f" {text} "
     if table:
         text = text.replace("|", "\\|")
+    form = ascii_form(text)
+    if form is not None:  # a name that could pass for another: its ASCII form beside it
+        return f"{fence}{text}{fence} ({code(form, limit * 8, table)})"
     return f"{fence}{text}{fence}"
 
 
@@ -239,7 +242,7 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        t=printable,
+        t=named,
         value=config_value,
         md=md,
         code=code,
@@ -428,6 +431,7 @@ def report_json(report: Report) -> dict[str, Any]:
                     "category": x.category,
                     "rule": x.rule,
                     "summary": x.summary,
+                    "deepdiff": [{"type": kind, "path": path} for kind, path in x.deepdiff],
                 }
                 for x in c.config
             ]

@@ -13,7 +13,7 @@ from .._metrics.memory import TotalMemory
 from ..patterns import Pattern
 from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count
-from ..visible import printable
+from ..visible import named, printable
 
 # One glyph a layer, for the layer-stack strip of the terminal and the reports (legend in the README).
 ATTENTION_GLYPHS = {
@@ -97,7 +97,7 @@ def table(rows: Sequence[Sequence[str]], align: str = "") -> str:
 
 def pattern_rows(patterns: Sequence[Pattern]) -> list[list[str]]:
     return [
-        [printable(p.name), printable(p.dtype), "[" + ", ".join(map(str, p.shape)) + "]", f"×{p.count:,}"]
+        [named(p.name), printable(p.dtype), "[" + ", ".join(map(str, p.shape)) + "]", f"×{p.count:,}"]
         for p in patterns
     ]
 

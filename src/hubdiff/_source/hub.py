@@ -36,7 +36,8 @@ from urllib.parse import quote, urlsplit
 import httpx2
 from huggingface_hub import hf_hub_url
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status, set_client_factory
+from huggingface_hub.utils._http import hf_request_event_hook
 
 from .. import __version__
 from .._gc import gc_paused
@@ -62,10 +63,14 @@ from .outbound import (
     DISABLED,
     GATE,
     MAX_REDIRECTS,
+    certificate_problem,
     origin,
+    proxy_for,
     rate_limit,
     refusal,
     same_origin,
+    tls_context,
+    trusted_from,
     wait_asked,
 )
 from .parsing import HeaderParser
@@ -137,10 +142,51 @@ def _retryable(response: httpx2.Response) -> _Retryable:
     return _Retryable(what, wait_asked(response.headers), status == 429)
 
 
+class _PolicyTransport(httpx2.BaseTransport):
+    """httpx's transport, with ``outbound``'s proxy and TLS policies instead of httpx's reading of the
+    environment: each request goes direct or through the proxy ``proxy_for`` names for its URL."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._transports: dict[str | None, httpx2.HTTPTransport] = {}
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        proxy = proxy_for(str(request.url))
+        with self._lock:
+            transport = self._transports.get(proxy)
+            if transport is None:
+                transport = httpx2.HTTPTransport(verify=tls_context(), trust_env=False, proxy=proxy)
+                self._transports[proxy] = transport
+        return transport.handle_request(request)
+
+    def close(self) -> None:
+        with self._lock:
+            for transport in self._transports.values():
+                transport.close()
+
+
+def _client() -> httpx2.Client:
+    """huggingface_hub's default client (its request hook, no timeout of its own: hubdiff sets one per
+    request), on ``_PolicyTransport``."""
+    return httpx2.Client(
+        event_hooks={"request": [hf_request_event_hook]},
+        follow_redirects=True,
+        timeout=None,
+        trust_env=False,
+        transport=_PolicyTransport(),
+    )
+
+
+set_client_factory(_client)
+
+
 class HubReader:
     def __init__(self, settings: HubSettings, cache: SnapshotCache | None = None) -> None:
         self.settings = settings
         self.cache = cache.for_endpoint(settings.endpoint) if cache is not None else None
+        if settings.endpoint.lower().startswith("https:"):
+            tls_context()  # a certificate file that is not there: said before any request
+        proxy_for(settings.endpoint)  # a proxy no client can use: said before any request
         self._headers = build_hf_headers(
             token=settings.token, library_name="hubdiff", library_version=__version__
         )
@@ -168,6 +214,15 @@ class HubReader:
                 except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
                     # no connection could be opened at all: retrying a network that is not there only
                     # makes the user wait, so this is said at once, with the way out
+                    untrusted = certificate_problem(exc)
+                    if untrusted is not None:
+                        raise SourceError(
+                            where,
+                            revision,
+                            file,
+                            f"the certificate of {s.endpoint} is not trusted ({untrusted}); trusted: "
+                            f"{trusted_from()}",
+                        ) from None
                     raise SourceError(
                         where,
                         revision,
@@ -315,6 +370,7 @@ class HubReader:
         params: Any = {"author": author, "expand": ["sha", "lastModified", "gated", "private"]}
         seen: set[str] = set()
         out: dict[str, ListedRepo] = {}
+        ambiguous: set[str] = set()  # repos listed twice, with two different entries
         while url is not None:
             if len(seen) == MAX_LISTING_PAGES:
                 raise SourceError(author, None, "model listing", f"more than {MAX_LISTING_PAGES} pages")
@@ -326,7 +382,7 @@ class HubReader:
             )
             seen.add(answer.url)
             try:
-                out.update(listed_repos(_json_body(answer.body, MAX_PAGE_BYTES)))
+                listed_repos(_json_body(answer.body, MAX_PAGE_BYTES), out, ambiguous)
             except JSONProblem as exc:
                 raise SourceError(author, None, "model listing", str(exc)) from None
             url, params = _next_page(answer.headers), None
@@ -690,7 +746,13 @@ def _answer(
         hf_raise_for_status(
             httpx2.Response(
                 response.status_code,
-                headers={k: v for k, v in response.headers.items() if k.lower() not in _BODY_HEADERS},
+                # as received (bytes): a value beyond ASCII, such as a revision named in
+                # X-Error-Message, would not encode again as text
+                headers=[
+                    (k, v)
+                    for k, v in response.headers.raw
+                    if k.decode("latin-1").lower() not in _BODY_HEADERS
+                ],
                 content=head,
                 request=response.request,
             )
@@ -780,19 +842,32 @@ def repo_info(data: Any) -> RepoInfo:
     )
 
 
-def listed_repos(data: Any) -> dict[str, ListedRepo]:
+def listed_repos(
+    data: Any, out: dict[str, ListedRepo] | None = None, ambiguous: set[str] | None = None
+) -> dict[str, ListedRepo]:
     """One page of a model listing: repo id -> main sha and access (repos listed without a sha, or with
-    an id that is not owner/name, are skipped)."""
+    an id that is not owner/name, are skipped), added to ``out`` (earlier pages). A repo listed twice
+    with two different entries (a stale sha beside the real head) is dropped, and stays dropped for
+    the later pages (``ambiguous``): the listing cannot say which is current, so the repo is asked
+    for on its own, as a repo the listing does not show."""
     if not isinstance(data, list):
         raise JSONProblem(f"is JSON but not a list ({type(data).__name__})")
-    out = {}
+    out = {} if out is None else out
+    ambiguous = set() if ambiguous is None else ambiguous
     for i, item in enumerate(data):
         if not isinstance(item, dict):
             raise JSONProblem(f"item {i} is not an object")
         repo, sha = item.get("id"), item.get("sha")
         if isinstance(repo, str) and _usable_id(repo) and isinstance(sha, str) and _SHA.fullmatch(sha):
             gated = item.get("gated")
-            out[repo] = ListedRepo(sha, gated not in (None, False), item.get("private") is True)
+            entry = ListedRepo(sha, gated not in (None, False), item.get("private") is True)
+            if repo in ambiguous:
+                continue
+            if out.get(repo, entry) != entry:
+                del out[repo]
+                ambiguous.add(repo)
+            else:
+                out[repo] = entry
     return out
 
 

@@ -15,21 +15,31 @@ client's redirects are trusted; both ask this module:
   thread and every repo of the run at once, for what the Hub's ``RateLimit`` header says (capped),
   and an answer whose ``RateLimit`` shows the window's budget nearly spent spaces the next requests
   over what is left of the window, so that the Hub is not asked until it refuses;
-- one wording for the Hub's refusals (``refusal``), so that a warm run and a cold one say the same.
+- one wording for the Hub's refusals (``refusal``), so that a warm run and a cold one say the same;
+- one proxy policy (``proxy_for``: ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` and ``NO_PROXY``, any
+  case) and one TLS policy (``tls_context``: ``SSL_CERT_FILE``/``SSL_CERT_DIR``, else the system's),
+  which both clients are given instead of reading the environment each in its own way (urllib never
+  read ``ALL_PROXY``; httpx did, and failed on a SOCKS one with an ImportError).
 
 Standard library only: the warm run must not import huggingface_hub.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+import ssl
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from .._say import notice
+from ..errors import UsageError
+from ..visible import redacted
 
 DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
 MAX_REDIRECTS = 20  # as httpx: a loop is a one-line error, not a hang
@@ -57,6 +67,105 @@ def same_origin(url: str, endpoint: str) -> bool:
     """Whether ``url`` may be sent the token: it is on the endpoint's own scheme, host and port."""
     here = origin(url)
     return here is not None and here == origin(endpoint)
+
+
+# -- proxies and certificates ------------------------------------------------------------------------
+
+
+def _bypassed(host: str, no_proxy: str) -> bool:
+    """Whether ``NO_PROXY`` names ``host`` (curl's reading, as httpx's: ``*`` for every host, else a
+    host and the hosts under it, a leading dot or not, a port ignored)."""
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if entry == "*":
+            return True
+        entry = entry.lstrip(".")
+        if entry.startswith("[") and "]" in entry:
+            entry = entry[1 : entry.index("]")]
+        elif entry.count(":") == 1:
+            entry = entry.partition(":")[0]
+        if entry and (host == entry or host.endswith("." + entry)):
+            return True
+    return False
+
+
+def _named(kind: str) -> str:
+    """The environment variable a proxy of ``kind`` came from, as urllib read it (lowercase first)."""
+    return next(
+        (name for name in (f"{kind}_proxy", f"{kind.upper()}_PROXY") if os.environ.get(name)),
+        f"{kind.upper()}_PROXY",
+    )
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy a request for ``url`` goes through, or None for a direct connection: the scheme's own
+    variable (``HTTPS_PROXY`` for https), else ``ALL_PROXY``, unless ``NO_PROXY`` names the host. The
+    one policy of both clients. A proxy neither can use (SOCKS) is a one-line UsageError naming the
+    variable, its credentials redacted."""
+    proxies = urllib.request.getproxies_environment()
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if _bypassed(host, proxies.get("no", "")):
+        return None
+    kind = parts.scheme.lower() if proxies.get(parts.scheme.lower()) else "all"
+    proxy = proxies.get(kind)
+    if not proxy:
+        return None
+    if "://" not in proxy:
+        proxy = f"http://{proxy}"
+    scheme = proxy.partition("://")[0].lower()
+    if scheme not in ("http", "https"):
+        raise UsageError(
+            f"{_named(kind)}={redacted(proxy)!r}: hubdiff reaches the Hub through HTTP proxies only, "
+            f"not {scheme}; set an http:// proxy, or name {host} in NO_PROXY"
+        )
+    return proxy
+
+
+def tls_context() -> ssl.SSLContext:
+    """The certificates both clients trust: ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` when set (each must
+    exist: one that does not is a one-line UsageError naming it), else the system's."""
+    return _tls_context(os.environ.get("SSL_CERT_FILE") or None, os.environ.get("SSL_CERT_DIR") or None)
+
+
+@functools.lru_cache(maxsize=4)
+def _tls_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    if cafile is not None and not os.path.isfile(cafile):
+        raise UsageError(
+            f"SSL_CERT_FILE names {cafile!r}, which is not a file: no certificate could be trusted"
+        )
+    if capath is not None and not os.path.isdir(capath):
+        raise UsageError(
+            f"SSL_CERT_DIR names {capath!r}, which is not a folder: no certificate could be trusted"
+        )
+    try:
+        if cafile is None and capath is None:
+            return ssl.create_default_context()
+        return ssl.create_default_context(cafile=cafile, capath=capath)
+    except (ssl.SSLError, OSError) as exc:
+        raise UsageError(
+            f"SSL_CERT_FILE {cafile!r} holds no certificate that can be read ({type(exc).__name__})"
+        ) from None
+
+
+def certificate_problem(exc: BaseException) -> str | None:
+    """What was wrong with the server's certificate, when ``exc`` (or what caused it) says so."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return exc.verify_message or "verification failed"
+        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            return "verification failed"
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return None
+
+
+def trusted_from() -> str:
+    """Where the trusted certificates came from, for a line about one that was not trusted."""
+    cafile, capath = os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")
+    if cafile or capath:
+        return " and ".join(f"{n}={v}" for n, v in (("SSL_CERT_FILE", cafile), ("SSL_CERT_DIR", capath)) if v)
+    return "the system's certificates (set SSL_CERT_FILE to a CA bundle that holds the server's issuer)"
 
 
 # -- what the Hub's answers say -------------------------------------------------------------------------

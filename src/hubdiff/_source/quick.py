@@ -33,7 +33,7 @@ from urllib.parse import quote, urlsplit
 
 from .. import __version__
 from ..errors import SourceError
-from .outbound import DEADLINE_TIMEOUTS, GATE, refusal, same_origin, wait_asked
+from .outbound import DEADLINE_TIMEOUTS, GATE, proxy_for, refusal, same_origin, tls_context, wait_asked
 from .repo_id import is_repo_id
 from .spec import HubSettings
 
@@ -73,6 +73,7 @@ def listing(settings: HubSettings, owner: str, max_pages: int) -> dict[str, str]
     url: str | None = f"{settings.endpoint}/api/models?author={quote(owner, safe='')}&expand=sha"
     seen: set[str] = set()
     out: dict[str, str] = {}
+    ambiguous: set[str] = set()  # listed twice with two shas: asked for on its own (as hub.listed_repos)
     while url is not None and len(seen) < max_pages:
         seen.add(url)
         try:
@@ -90,8 +91,13 @@ def listing(settings: HubSettings, owner: str, max_pages: int) -> dict[str, str]
                 and "/" in repo
                 and isinstance(sha, str)
                 and _SHA.fullmatch(sha)
+                and repo not in ambiguous
             ):
-                out[repo] = sha
+                if out.get(repo, sha) != sha:
+                    del out[repo]
+                    ambiguous.add(repo)
+                else:
+                    out[repo] = sha
         match = _NEXT.search(headers.get("Link") or "")
         url = match.group(1) if match else None
         if url is not None and (
@@ -110,10 +116,15 @@ def _get_json(settings: HubSettings, url: str, limit: int) -> tuple[Any, Any]:
         headers["Authorization"] = f"Bearer {settings.token}"
     GATE.wait(url)
     deadline = time.monotonic() + DEADLINE_TIMEOUTS * settings.timeout_s
+    proxy = proxy_for(url)  # the main path's policy: the same variables, the same NO_PROXY
+    secure = _HTTPSHandler(deadline, settings.timeout_s)
+    if url.lower().startswith("https:"):
+        secure._context = tls_context()  # type: ignore[attr-defined]  # the main path's certificates
     opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({urlsplit(url).scheme: proxy} if proxy else {}),
         _SameOriginRedirects(settings.endpoint),
         _HTTPHandler(deadline, settings.timeout_s),
-        _HTTPSHandler(deadline, settings.timeout_s),
+        secure,
     )
     try:
         with opener.open(

@@ -587,7 +587,9 @@ class _Handler(BaseHTTPRequestHandler):
         headers.setdefault("Content-Type", "application/octet-stream")
         headers["Content-Length"] = str(length)
         for key, value in headers.items():
-            self.send_header(key, value)
+            # a value beyond Latin-1 (a revision named in X-Error-Message) goes as its UTF-8 bytes, as a
+            # UTF-8 server writes it: http.server would raise UnicodeEncodeError and answer nothing
+            self.send_header(key, value if value.isascii() else value.encode().decode("latin-1"))
         self.end_headers()
         sent = 0
         limit = fault.truncate_to if fault is not None and fault.truncate_to is not None else None
@@ -635,6 +637,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _repo(self, repo_id: str, files: bool = False) -> _Repo:
         repo = self.hub.repos.get(repo_id)
+        if repo is None:  # repo ids are matched whatever their case; model info names the repo's own
+            repo = next((r for name, r in self.hub.repos.items() if name.lower() == repo_id.lower()), None)
         token = self._token()
         if repo is None or (repo.private and token not in self.hub.tokens):
             if token is None:
