@@ -16,7 +16,9 @@ What is GitHub's, and where it is said:
   ``continue-on-error`` fails without failing the job, and ``steps.<id>.outcome`` says it failed.
 - A job is red (``failure``) when a step failed and was not allowed to.
 
-The ``uses:`` steps are the only ones not run: checkout clones the double's repository as
+A composite action (this repository's ``action.yml``, as ``uses: ./`` or by the name the test maps to
+its folder) is run step by step the same way, with its ``inputs``, ``github.action_path`` and outputs.
+The other ``uses:`` steps are the only ones not run: checkout clones the double's repository as
 actions/checkout leaves it (depth 1, no token kept); setup-python and the caches are the test's
 interpreter and folders (a cache restored is the folder the previous run left, as a restore would);
 upload-artifact zips its path into the double's artifacts of the run, by name, replacing an older one
@@ -343,14 +345,26 @@ def read_outputs(path: Path) -> dict[str, str]:
     return outputs
 
 
-INSTALL = re.compile(r"pip install \.( [\w-]+)*")  # the test process's hubdiff (and pytest) are on PATH
+# the test process's hubdiff (and pytest) are on PATH: a workflow's install of the checkout, and
+# action.yml's of its own folder
+INSTALL = re.compile(r'pip install (\.|"\$HUBDIFF_SOURCE")( [\w-]+)*')
 
 
 class Runner:
     """Runs the jobs of ``.github/workflows/*.yml`` against ``github`` in folders under ``root``."""
 
-    def __init__(self, workflows: Path, github: GitHubDouble, root: Path, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        workflows: Path,
+        github: GitHubDouble,
+        root: Path,
+        env: dict[str, str] | None = None,
+        actions: dict[str, Path] | None = None,
+    ):
+        """``actions``: composite actions by the name a ``uses:`` gives them (``OWNER/hubdiff``), each the
+        folder of its ``action.yml``; ``uses: ./PATH`` is the checkout's own."""
         self.workflows, self.github, self.root, self.env = workflows, github, root, env or {}
+        self.actions = actions or {}
         self.runs = 0
         self._count = threading.Lock()  # jobs of a matrix run side by side
 
@@ -419,7 +433,7 @@ class Runner:
                 continue
             step_env = {k: interpolate(v, context) for k, v in (step.get("env") or {}).items()}
             if "uses" in step:
-                result = self._uses(step, name, context, workspace, run_id, ref)
+                result = self._uses(step, name, context, workspace, run_id, ref, temp, event)
             else:
                 result = self._run(
                     step, name, context, workspace, {**context["env"], **step_env}, temp, run_id, event
@@ -446,6 +460,7 @@ class Runner:
         temp: Path,
         run_id: int,
         event: str,
+        action_path: Path | None = None,
     ) -> StepRun:
         if "${{" in step["run"]:
             raise ExpressionError(f"{name}: an expression inside run: (the workflows keep them in env)")
@@ -463,6 +478,7 @@ class Runner:
             "GITHUB_EVENT_NAME": event,
             "GITHUB_WORKSPACE": str(workspace),
             "RUNNER_TEMP": context["runner"]["temp"],
+            **({"GITHUB_ACTION_PATH": str(action_path)} if action_path else {}),
         }
         done = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
@@ -488,9 +504,26 @@ class Runner:
         workspace: Path,
         run_id: int,
         ref: str | None,
+        temp: Path,
+        event: str,
     ) -> StepRun:
         action = step["uses"].split("@")[0]
         given = {k: interpolate(str(v), context) for k, v in (step.get("with") or {}).items()}
+        if action.startswith("./") or action in self.actions:
+            folder = workspace / action if action.startswith("./") else self.actions[action]
+            step_env = {k: interpolate(v, context) for k, v in (step.get("env") or {}).items()}
+            return self._composite(
+                folder,
+                given,
+                name,
+                context,
+                workspace,
+                {**context["env"], **step_env},
+                run_id,
+                ref,
+                temp,
+                event,
+            )
         if action == "actions/checkout":
             self.github.checkout(workspace, ref=ref)
             return StepRun(name, "success")
@@ -509,3 +542,59 @@ class Runner:
                 self.github.replace_artifact(run_id, given["name"], members)
             return StepRun(name, "success", outputs={"files": str(len(files))})
         raise ExpressionError(f"{name}: the runner does not serve {action}")
+
+    def _composite(
+        self,
+        folder: Path,
+        given: dict[str, str],
+        name: str,
+        context: dict[str, Any],
+        workspace: Path,
+        env: dict[str, str],
+        run_id: int,
+        ref: str | None,
+        temp: Path,
+        event: str,
+    ) -> StepRun:
+        """A composite action (``runs.using: composite``, "Metadata syntax for GitHub Actions"): its
+        steps run in order with ``inputs`` (its defaults, then what ``with:`` gave), ``github.action_path``
+        its folder and ``steps`` its own; each ``run:`` step names its shell; its outputs are its
+        ``outputs.*.value`` expressions, evaluated once the steps have run. It fails when one of its steps
+        fails (and was not allowed to)."""
+        spec = yaml.safe_load((folder / "action.yml").read_text())
+        assert spec["runs"]["using"] == "composite", folder
+        unknown = set(given) - set(spec.get("inputs") or {})
+        if unknown:  # GitHub warns and drops them; a test should not rely on that
+            raise ExpressionError(f"{name}: inputs the action does not declare: {sorted(unknown)}")
+        inputs = {k: str((v or {}).get("default", "")) for k, v in (spec.get("inputs") or {}).items()}
+        inputs.update(given)
+        inner = {
+            **context,
+            "github": {**context["github"], "action_path": str(folder)},
+            "inputs": inputs,
+            "steps": {},
+            "env": env,
+        }
+        failed, out, err = False, [], []
+        for number, step in enumerate(spec["runs"]["steps"]):
+            label = step.get("name") or step.get("uses") or f"step {number}"
+            if INSTALL.fullmatch(str(step.get("run", "")).strip()) or not condition(
+                step.get("if"), inner, failed
+            ):
+                continue
+            step_env = {k: interpolate(v, inner) for k, v in (step.get("env") or {}).items()}
+            if "uses" in step:
+                result = self._uses(step, label, inner, workspace, run_id, ref, temp, event)
+            else:
+                assert step.get("shell") == "bash", f"{label}: a composite's run step names its shell"
+                result = self._run(
+                    step, label, inner, workspace, {**env, **step_env}, temp, run_id, event, folder
+                )
+            out.append(result.stdout)
+            err.append(result.stderr)
+            if "id" in step:
+                inner["steps"][step["id"]] = {"outputs": result.outputs, "outcome": result.outcome}
+            if result.outcome == "failure" and not step.get("continue-on-error"):
+                failed = True
+        outputs = {k: as_string(evaluate(v["value"], inner)) for k, v in (spec.get("outputs") or {}).items()}
+        return StepRun(name, "failure" if failed else "success", "".join(out), "".join(err), outputs)

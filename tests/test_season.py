@@ -102,7 +102,7 @@ class Season:
     # -- the world as it starts -------------------------------------------------------------------
 
     def start(self) -> None:
-        """org/a and org/b on the Hub; the repository holds hubdiff's workflows, scripts and checks, and
+        """org/a and org/b on the Hub; the repository holds hubdiff's workflows, action, scripts and checks, and
         the family's baseline recorded where every claim holds."""
         self.hub.add(RepoSpec("org/a", [commit(32)]))
         self.hub.add(RepoSpec("org/b", [commit(32, vocab=200)]))
@@ -110,7 +110,7 @@ class Season:
         (scratch / "baselines").mkdir(parents=True)
         (scratch / PATH).write_text(BASELINE)
         assert self.hubdiff(scratch, "baseline", "update").returncode == 0
-        files = {PATH: (scratch / PATH).read_text()}
+        files = {PATH: (scratch / PATH).read_text(), "action.yml": (ROOT / "action.yml").read_text()}
         for folder in (".github/workflows", ".github/scripts", "checks"):
             for path in sorted((ROOT / folder).iterdir()):
                 if path.is_file() and path.suffix in (".yml", ".sh", ".py"):

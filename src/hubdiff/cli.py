@@ -228,7 +228,9 @@ def _options_from(args: argparse.Namespace, config_only: bool = False) -> Metric
 
 
 def _baseline_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("baselines", nargs="*", help="baseline YAML files (default: baselines/*.yaml)")
+    p.add_argument(
+        "baselines", nargs="*", help="baseline YAML files or folders of them (default: baselines/*.yaml)"
+    )
     p.add_argument("--baseline-dir", default="baselines", help="where baselines live (default baselines)")
 
 
@@ -281,6 +283,13 @@ def emit(report: Report, args: argparse.Namespace) -> int:
     if args.summary:
         summary = render(report, "summary", templates, full_report=args.output, run_url=workflow_run_url())
         atomic_write_text(Path(args.summary), fit_summary(summary))
+    written = [
+        f"{what} {path}"
+        for what, path in (("report", args.output), ("comment", args.comment), ("summary", args.summary))
+        if path
+    ]
+    if written:  # a run that prints nothing else still says where its output went
+        _say.notice(printable_lines(f"hubdiff: wrote {', '.join(written)}"))
     return report.exit_code
 
 
@@ -301,6 +310,8 @@ def _baseline_paths(args: argparse.Namespace) -> list[Path]:
         if not path.is_file():
             raise errors.BaselineError(f"{path}: no such baseline file")
     if not paths:
+        if args.baselines:  # only folders were named
+            raise errors.UsageError(f"no baseline files (*.yaml, *.yml) in {args.baselines[0].rstrip('/')}/")
         raise errors.UsageError(f"no baselines given and none in {args.baseline_dir}/")
     return paths
 
@@ -667,6 +678,18 @@ def run() -> int:
     return main()
 
 
+def _no_such_folder(exc: errors.HubdiffError, args: argparse.Namespace) -> str:
+    """A source given as ``dir/name`` is a Hub repo id when no such folder exists; when ``dir`` is a
+    folder here, the name was likely a mistyped path, and "repository not found" alone would hide that."""
+    if not isinstance(exc, errors.SourceError) or exc.access != "missing":
+        return ""
+    given = [getattr(args, name, None) for name in ("source", "old", "new")]
+    owner = exc.where.split("/", 1)[0]
+    if any(str(g).partition("@")[0] == exc.where for g in given if g) and Path(owner).is_dir():
+        return f"; no folder {printable_lines(exc.where)} exists either"
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(next((w for w in words if not w.startswith("-")), None))
@@ -684,7 +707,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 setattr(args, name, _source_text(getattr(args, name), args.revision))
         return args.func(args)
     except errors.HubdiffError as exc:
-        print(exc.line(), file=sys.stderr)
+        print(exc.line() + _no_such_folder(exc, args), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("hubdiff: interrupted", file=sys.stderr)

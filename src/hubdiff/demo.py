@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import shutil
 import time
 from dataclasses import replace
@@ -72,21 +73,26 @@ def serve(out: Path) -> int:
     """Keep the replica up and say how to point every README command at it, until Ctrl-C: so ``check``,
     ``watch``, ``pytest checks/`` and ``diff`` can all be tried without the real Hub."""
     cache = (out / "cache").resolve()
-    here = Path.cwd().resolve() / "checks"  # run from a clone of hubdiff, its checks/ folder
-    checks = here if (here / "test_baselines.py").exists() else "HUBDIFF_CLONE/checks"
+    clone = Path.cwd().resolve()
+    if (
+        clone / "checks" / "test_baselines.py"
+    ).exists():  # a clone of hubdiff: the README's commands as written
+        where, tries = clone, ["hubdiff diff examples/old examples/new", "pytest checks/"]
+    else:  # elsewhere: the folder the example baseline was copied to, and hubdiff's own checks
+        where, tries = out.resolve(), ["pytest HUBDIFF_CLONE/checks --baseline-dir baselines"]
     with example_hub() as hub:
         lines = [
             f"Hub replica serving {', '.join(EXAMPLE_REPOS)} at {hub.endpoint} (Ctrl-C to stop).",
             "In another terminal, paste:",
             "",
-            f"export HUBDIFF_CACHE={cache}",
+            f"export HUBDIFF_CACHE={shlex.quote(str(cache))}",
             f"export HF_ENDPOINT={hub.endpoint}",
-            f"cd {out.resolve()}",
+            f"cd {shlex.quote(str(where))}",
             "hubdiff snapshot zai-org/GLM-5.3",
             "hubdiff diff zai-org/GLM-5.3 zai-org/GLM-5.3-Flash --kv-dtype fp8",
             "hubdiff check",
             "hubdiff watch",
-            f"pytest {checks} --baseline-dir baselines",
+            *tries,
         ]
         print("\n".join(lines), flush=True)
         try:

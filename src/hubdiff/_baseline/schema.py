@@ -538,6 +538,12 @@ def _discover_rules(
 
 
 def discover(paths: list[str] | None, root: Path = Path("baselines")) -> list[Path]:
-    if paths:
-        return [Path(p) for p in paths]
-    return sorted(root.glob("*.yaml")) + sorted(root.glob("*.yml"))
+    """The baseline files named, a folder named standing for the files in it (as linters take a folder),
+    or those of ``root`` when none is named. A name that is not there is kept, for the caller to refuse."""
+    if not paths:
+        return _in_folder(root)
+    return [found for p in map(Path, paths) for found in (_in_folder(p) if p.is_dir() else [p])]
+
+
+def _in_folder(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml"))

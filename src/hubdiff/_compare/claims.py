@@ -8,6 +8,7 @@ claims a config value.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -130,9 +131,12 @@ def validate(claim: Claim) -> None:
         raise ClaimError(f"claim {claim.name[:80]}: {problem}")
     unit = FIGURE_UNITS.get(claim.name) or figure_unit(claim.name)
     if unit is None:
+        closest = difflib.get_close_matches(claim.name, FIGURE_UNITS, n=1)
+        if closest:  # a typo: the one name meant, not the whole list
+            raise ClaimError(f"unknown figure {claim.name[:80]!r}: did you mean {closest[0]!r}?")
         known = ", ".join(sorted(FIGURE_UNITS))
         raise ClaimError(
-            f"unknown figure {claim.name!r} (known: {known}, config.<key>, or a serving figure "
+            f"unknown figure {claim.name[:80]!r} (known: {known}, config.<key>, or a serving figure "
             "such as tokens_that_fit@tp8,80GB)"
         )
     if isinstance(claim.stated, dict) and "value" not in claim.stated:

@@ -73,6 +73,21 @@ VLLM_KV_DTYPES = {
 }
 
 
+# vLLM's --kv-cache-dtype spellings whose pages are not elements of one size: why each is refused, and
+# the option that sizes what hubdiff can say of it.
+VLLM_PACKED_KV = {
+    "fp8_ds_mla": (
+        "is vLLM's page for sparse MLA (FP8 latent, float32 scales, BF16 RoPE: 656 bytes per layer), "
+        "not elements of one size: for sparse MLA, --profile vllm --kv-dtype fp8 sizes that page"
+    ),
+    "nvfp4": (
+        "packs 4-bit values with an FP8 scale per 16 in a layout vLLM chooses per model, not elements of one "
+        "size: --kv-dtype fp4 sizes the 4-bit values alone (half a byte an element; add 1/16 of a byte an "
+        "element for the scales)"
+    ),
+}
+
+
 def kv_dtype_of(text: object) -> str | None:
     """A KV dtype as hubdiff names it (None: the model's), from its own or vLLM's spelling.
 
@@ -83,6 +98,8 @@ def kv_dtype_of(text: object) -> str | None:
         return name
     if name in VLLM_KV_DTYPES:
         return VLLM_KV_DTYPES[name]
+    if name in VLLM_PACKED_KV:
+        raise OptionError("kv_dtype", f"{name!r} {VLLM_PACKED_KV[name]}")
     known = ", ".join([*KV_DTYPE_BYTES, *VLLM_KV_DTYPES])
     raise OptionError("kv_dtype", f"unknown KV dtype {str(text)[:40]!r} (known: {known})")
 

@@ -44,6 +44,10 @@ class Witness:
     build_seconds: float = 0.0  # building the model on the meta device and listing its tensors
 
 
+# torch is not a dependency of hubdiff (it reads headers, never weights): the witness's extra installs it
+NO_TORCH = "torch is not installed: pip install 'hubdiff[witness]' adds it"
+
+
 def available() -> bool:
     """torch and transformers are importable (looked up, not imported: that is the child's work)."""
     return find_spec("torch") is not None and find_spec("transformers") is not None
@@ -57,7 +61,7 @@ def witness(config: dict[str, Any], timeout: float = WITNESS_SECONDS) -> Witness
         return Witness(None, None, None, reason, time.perf_counter() - start)
 
     if not available():
-        return failed("torch or transformers is not importable (hubdiff never installs them)")
+        return failed(NO_TORCH if find_spec("torch") is None else "transformers is not importable")
     from .config import _transformers
 
     transformers = _transformers()  # imported already to read the config: no child for remote code
@@ -208,11 +212,15 @@ def _child() -> dict[str, Any]:
     try:
         import torch
         import torch.nn.init as init
+    except Exception as exc:
+        missing = isinstance(exc, ModuleNotFoundError) and exc.name == "torch"
+        return {"error": NO_TORCH if missing else f"torch does not import: {type(exc).__name__}"}
+    try:
         import transformers
         from transformers import AutoConfig
         from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
     except Exception as exc:
-        return {"error": f"torch or transformers does not import: {type(exc).__name__}"}
+        return {"error": f"transformers does not import: {type(exc).__name__}"}
     version = f"transformers {transformers.__version__}"
     raw = _clean(json.loads(sys.stdin.read()))
     model_type = raw.pop("model_type", None) if isinstance(raw, dict) else None

@@ -63,6 +63,7 @@ from .outbound import (
     DISABLED,
     GATE,
     MAX_REDIRECTS,
+    WAITING,
     certificate_problem,
     origin,
     proxy_for,
@@ -266,11 +267,17 @@ class HubReader:
         only on the endpoint's origin, Range on every hop, one deadline over all of them."""
         GATE.wait(url)
         deadline = time.monotonic() + DEADLINE_TIMEOUTS * self.settings.timeout_s
-        response = _by_deadline(partial(self._final_response, url, byte_range, params, deadline), deadline)
+        waiting = WAITING.start(url, self.settings.timeout_s)
         try:
-            return _answer(response, limit, byte_range, deadline)
+            response = _by_deadline(
+                partial(self._final_response, url, byte_range, params, deadline), deadline
+            )
+            try:
+                return _answer(response, limit, byte_range, deadline)
+            finally:
+                response.close()
         finally:
-            response.close()
+            WAITING.end(waiting)
 
     def _final_response(
         self, url: str, byte_range: tuple[int, int] | None, params: Any, deadline: float

@@ -27,6 +27,7 @@ Standard library only: the warm run must not import huggingface_hub.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import ssl
@@ -39,7 +40,7 @@ from urllib.parse import urlsplit
 
 from .._say import notice
 from ..errors import UsageError
-from ..visible import redacted
+from ..visible import printable, redacted
 
 DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
 MAX_REDIRECTS = 20  # as httpx: a loop is a one-line error, not a hang
@@ -323,3 +324,85 @@ class RateGate:
 
 
 GATE = RateGate()
+
+
+NOTICE_AFTER_S = 4.0  # this long with requests out and nothing answered is said on stderr, well within 10 s
+
+
+class Waiting:
+    """The requests sent and not yet answered, and one watchdog thread that says on stderr what hubdiff
+    is waiting for once requests are out and none has been answered for ``after_s``.
+
+    A server that accepts the connection and never answers would otherwise be a minute of silence: each
+    attempt runs to its timeout, then the retries and their backoff. Silence is counted from the last
+    answer of any request, not per request: a run of hundreds of ranges on a busy machine waits for
+    each in a queue, yet answers keep coming. The line names the server, the oldest request and what
+    ends the wait; it is a notice (``-q`` drops it), so a CI log shows it too. At most one line every
+    ``after_s``, each for requests not yet said. The thread is started once, by the process's first
+    request, and sleeps while no request is out."""
+
+    def __init__(self, after_s: float = NOTICE_AFTER_S) -> None:
+        self.after_s = after_s
+        self._changed = threading.Condition()
+        self._sent: dict[int, tuple[float, str, float]] = {}  # key -> (sent at, url, timeout)
+        self._said: set[int] = set()
+        self._quiet_since = 0.0  # the last answer, or the first request sent since all were answered
+        self._keys = 0
+        self._watching = False
+
+    def start(self, url: str, timeout_s: float) -> int:
+        """A request is sent: the key to ``end`` it with."""
+        with self._changed:
+            now = time.monotonic()
+            if not self._sent:
+                self._quiet_since = now
+            self._keys += 1
+            self._sent[self._keys] = (now, url, timeout_s)
+            if not self._watching:
+                self._watching = True
+                threading.Thread(target=self._watch, name="hubdiff-waiting", daemon=True).start()
+            elif len(self._sent) == 1:
+                self._changed.notify()
+            return self._keys
+
+    def end(self, key: int) -> None:
+        """Its answer came (or the attempt was abandoned)."""
+        with self._changed:
+            self._sent.pop(key, None)
+            self._said.discard(key)
+            self._quiet_since = time.monotonic()
+
+    def _watch(self) -> None:
+        last_said = -math.inf
+        while True:
+            with self._changed:
+                now = time.monotonic()
+                unsaid = [at for key, (at, _, _) in self._sent.items() if key not in self._said]
+                if not unsaid:
+                    self._changed.wait()
+                    continue
+                due = max(min(unsaid), self._quiet_since, last_said) + self.after_s
+                if now < due:
+                    self._changed.wait(due - now)
+                    continue
+                at, url, timeout_s = min(self._sent.values())
+                out = len(self._sent)
+                self._said.update(self._sent)
+                last_said = now
+                quiet = now - max(at, self._quiet_since)
+            notice(printable(waiting_line(url, quiet, timeout_s, out)))
+
+
+def waiting_line(url: str, quiet_s: float, timeout_s: float, out: int = 1) -> str:
+    """What hubdiff waits for after ``quiet_s`` without an answer (the oldest of ``out`` requests), and
+    what ends the wait."""
+    parts = urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    others = f" and {out - 1} more" if out > 1 else ""
+    return (
+        f"hubdiff: waiting for {parts.scheme}://{parts.netloc}: no answer in {quiet_s:.0f} s to GET "
+        f"{path[:200]}{others} (an attempt gives up after {timeout_s:g} s without one: --timeout, --retries)"
+    )
+
+
+WAITING = Waiting()

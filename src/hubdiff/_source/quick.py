@@ -33,7 +33,7 @@ from urllib.parse import quote, urlsplit
 
 from .. import __version__
 from ..errors import SourceError
-from .outbound import DEADLINE_TIMEOUTS, GATE, proxy_for, refusal, same_origin, tls_context, wait_asked
+from .outbound import DEADLINE_TIMEOUTS, GATE, WAITING, proxy_for, refusal, same_origin, tls_context, wait_asked
 from .repo_id import is_repo_id
 from .spec import HubSettings
 
@@ -126,6 +126,7 @@ def _get_json(settings: HubSettings, url: str, limit: int) -> tuple[Any, Any]:
         _HTTPHandler(deadline, settings.timeout_s),
         secure,
     )
+    waiting = WAITING.start(url, settings.timeout_s)
     try:
         with opener.open(
             urllib.request.Request(url, headers=headers), timeout=settings.timeout_s
@@ -141,6 +142,8 @@ def _get_json(settings: HubSettings, url: str, limit: int) -> tuple[Any, Any]:
         if exc.code == 429:  # the ordinary path's attempt waits with every other request
             GATE.pause(wait_asked(exc.headers) or settings.backoff_s, settings.max_wait_s)
         raise
+    finally:
+        WAITING.end(waiting)
 
 
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
