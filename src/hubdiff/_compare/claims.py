@@ -126,6 +126,11 @@ def _bounds(claim: Claim, unit: str) -> tuple[float, float, float]:
 def validate(claim: Claim) -> None:
     if claim.name.startswith("config."):
         return
+    from .._release.record import is_release_claim, validate_claim
+
+    if is_release_claim(claim.name):  # chat_template, *_token, generation.*, model_max_length
+        validate_claim(claim)
+        return
     if "@" in claim.name and (problem := name_problem(claim.name)):  # a serving figure: kv_bytes...@tp8
         raise ClaimError(f"claim {claim.name[:80]}: {problem}")
     unit = FIGURE_UNITS.get(claim.name) or figure_unit(claim.name)
@@ -148,8 +153,19 @@ def validate(claim: Claim) -> None:
 
 
 def evaluate(
-    claim: Claim, figures: dict[str, Any], config: dict[str, Any], unverified: tuple[str, ...] = ()
+    claim: Claim,
+    figures: dict[str, Any],
+    config: dict[str, Any],
+    unverified: tuple[str, ...] = (),
+    release: dict[str, Any] | None = None,
+    recorded_release: dict[str, Any] | None = None,
 ) -> ClaimResult:
+    """``release``: the release record (``_release.record``) of what is checked; ``recorded_release``:
+    the baseline's, which ``chat_template: unchanged`` compares with."""
+    from .._release.record import evaluate_claim, is_release_claim
+
+    if is_release_claim(claim.name):
+        return evaluate_claim(claim, release, recorded_release)
     if claim.name.startswith("config."):
         measured: Any = config
         for part in claim.name.split(".")[1:]:
