@@ -52,7 +52,10 @@ ADDED = {
     "151645": {"content": "<|im_end|>", "special": True},
 }
 CONFIG = {"model_type": "qwen2", "hidden_size": 8, "num_hidden_layers": 1, "vocab_size": 151936}
-TENSORS = [("model.layers.0.mlp.down_proj.weight", "BF16", (8, 8)), ("model.embed_tokens.weight", "BF16", (16, 8))]
+TENSORS = [
+    ("model.layers.0.mlp.down_proj.weight", "BF16", (8, 8)),
+    ("model.embed_tokens.weight", "BF16", (16, 8)),
+]
 
 
 def tokenizer_config(template: str, eos: str, **extra: Any) -> bytes:

@@ -263,7 +263,11 @@ def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, source
         _set(entry, "revision", "main")
         _set(entry, "notes", f"New release found by hubdiff watch; {note}." if note else "New release.")
         record_entry(
-            entry, snapshot, options, sources.metrics(snapshot, options), release=release_of_snapshot(sources, snapshot)
+            entry,
+            snapshot,
+            options,
+            sources.metrics(snapshot, options),
+            release=release_of_snapshot(sources, snapshot),
         )
         return _line(path, repo, before, entry)
 

@@ -96,9 +96,7 @@ class TemplateDiff:
     @property
     def changed_text(self) -> list[str]:
         """The template's own lines that were added or removed, as the diff shows them."""
-        return [
-            line for line in self.unified if line[:1] in "+-" and not line.startswith(("+++", "---"))
-        ]
+        return [line for line in self.unified if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
 @dataclass(frozen=True)
@@ -146,7 +144,8 @@ class ReleaseDiff:
         for tok in self.changed_tokens:
             out.append(f"{tok.name}: {_token(tok.old, tok.old_id)} → {_token(tok.new, tok.new_id)}")
         out.extend(
-            f"generation default {r.name}: {_plain(r.old)} → {_plain(r.new)}" for r in self.changed_rows(self.generation)
+            f"generation default {r.name}: {_plain(r.old)} → {_plain(r.new)}"
+            for r in self.changed_rows(self.generation)
         )
         return out + self.other_summary()
 
@@ -166,10 +165,16 @@ def template_summary(t: TemplateDiff) -> str:
     what = "chat template" if t.name == "default" else f"chat template {t.name!r}"
     if t.verdict in ("added", "removed"):
         return f"{what} {t.verdict}"
-    size = f"+{t.added} −{t.removed} lines" if t.unified else f"sha256 {str(t.old_sha256)[:12]} → {str(t.new_sha256)[:12]}"
+    size = (
+        f"+{t.added} −{t.removed} lines"
+        if t.unified
+        else f"sha256 {str(t.old_sha256)[:12]} → {str(t.new_sha256)[:12]}"
+    )
     if t.verdict == "cosmetic":
         return f"{what} changed ({size}): cosmetic, the same prompts on all {len(t.prompts)} conversations"
-    return f"{what} changed ({size}): real, other prompts for {', '.join(p.conversation for p in t.differing)}"
+    return (
+        f"{what} changed ({size}): real, other prompts for {', '.join(p.conversation for p in t.differing)}"
+    )
 
 
 def _token(content: str | None, token_id: int | None) -> str:
@@ -184,7 +189,12 @@ def _plain(value: Any) -> str:
 
 def _same(a: Any, b: Any) -> bool:
     numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+    if (
+        isinstance(a, numbers)
+        and isinstance(b, numbers)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         return a == b
     return type(a) is type(b) and a == b
 
@@ -204,7 +214,9 @@ def reflow(text: str) -> tuple[list[str], bool]:
     return out, broken
 
 
-def template_diff(name: str, old: Any, new: Any, old_tokens: dict[str, str], new_tokens: dict[str, str]) -> TemplateDiff:
+def template_diff(
+    name: str, old: Any, new: Any, old_tokens: dict[str, str], new_tokens: dict[str, str]
+) -> TemplateDiff:
     """``old``/``new``: ChatTemplate or None. Rendered only when the texts differ (the same text gives
     the same prompts: rendering is deterministic)."""
     old_lines, a = reflow(old.text) if old else ([], False)
@@ -260,7 +272,9 @@ def _flat(data: dict[str, Any] | None, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _rows(old: dict[str, Any], new: dict[str, Any], cosmetic: frozenset[str] = frozenset()) -> tuple[Row, ...]:
+def _rows(
+    old: dict[str, Any], new: dict[str, Any], cosmetic: frozenset[str] = frozenset()
+) -> tuple[Row, ...]:
     return tuple(Row(k, old.get(k), new.get(k), k in cosmetic) for k in sorted(old.keys() | new.keys()))
 
 
@@ -274,13 +288,17 @@ def eos_warnings(files: ReleaseFiles) -> list[str]:
     listed = ids if isinstance(ids, list) else [ids] if ids is not None else []
     if eos is None or eos_id is None or not listed or eos_id in listed:
         return []
-    return [f"generation_config.json eos_token_id {ids} does not include the id of eos_token {eos!r} ({eos_id})"]
+    return [
+        f"generation_config.json eos_token_id {ids} does not include the id of eos_token {eos!r} ({eos_id})"
+    ]
 
 
 def compare_release(old: ReleaseFiles, new: ReleaseFiles) -> ReleaseDiff:
     olds = {t.name: t for t in old.templates}
     news = {t.name: t for t in new.templates}
-    names = [n for n in ("default",) if n in olds or n in news] + sorted((olds.keys() | news.keys()) - {"default"})
+    names = [n for n in ("default",) if n in olds or n in news] + sorted(
+        (olds.keys() | news.keys()) - {"default"}
+    )
     templates = tuple(
         template_diff(n, olds.get(n), news.get(n), old.special_tokens, new.special_tokens) for n in names
     )
@@ -300,7 +318,11 @@ def compare_release(old: ReleaseFiles, new: ReleaseFiles) -> ReleaseDiff:
         Row("extra special tokens", list(old.extra_special_tokens), list(new.extra_special_tokens)),
         Row("added tokens (tokenizer_config.json)", old.added_tokens, new.added_tokens),
         Row("vocabulary (tokenizer.json)", _vocab(old), _vocab(new)),
-        Row("chat template file", old.template.file if old.template else None, new.template.file if new.template else None),
+        Row(
+            "chat template file",
+            old.template.file if old.template else None,
+            new.template.file if new.template else None,
+        ),
     )
     processor = tuple(r for r in _rows(_processor(old), _processor(new)) if r.changed)
     added = tuple(
@@ -308,7 +330,9 @@ def compare_release(old: ReleaseFiles, new: ReleaseFiles) -> ReleaseDiff:
         for content in sorted(old.token_ids.keys() | new.token_ids.keys())
         if old.token_ids.get(content) != new.token_ids.get(content)
     )
-    return ReleaseDiff(old, new, templates, tokens, generation, tokenizer, processor, added, tuple(eos_warnings(new)))
+    return ReleaseDiff(
+        old, new, templates, tokens, generation, tokenizer, processor, added, tuple(eos_warnings(new))
+    )
 
 
 def _vocab(files: ReleaseFiles) -> str | None:
@@ -318,7 +342,9 @@ def _vocab(files: ReleaseFiles) -> str | None:
     if v.size is not None:
         return f"{v.size:,} tokens"
     if v.lower_bound is not None:
-        return f"at least {v.lower_bound:,} tokens (highest added id + 1; the vocabulary is past the bytes read)"
+        return (
+            f"at least {v.lower_bound:,} tokens (highest added id + 1; the vocabulary is past the bytes read)"
+        )
     return None
 
 

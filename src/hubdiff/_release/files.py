@@ -128,9 +128,7 @@ def release_paths(listing: set[str]) -> list[str]:
         TOKENIZER_JSON,
     ]
     named = sorted(
-        p
-        for p in listing
-        if p.startswith(TEMPLATE_DIR + "/") and p.endswith(".jinja") and p.count("/") == 1
+        p for p in listing if p.startswith(TEMPLATE_DIR + "/") and p.endswith(".jinja") and p.count("/") == 1
     )
     return [p for p in fixed if p in listing] + named[:MAX_NAMED_TEMPLATES]
 
@@ -178,7 +176,9 @@ def templates_of_config(value: Any, file: str) -> list[ChatTemplate]:
             name = entry["name"]
             if not _TEMPLATE_NAME.fullmatch(name):
                 raise ReleaseProblem(file, f"chat_template[{i}] has the name {name[:40]!r}")
-            out.append(ChatTemplate(name, _template_text(entry.get("template"), file, f"chat_template[{i}]"), file))
+            out.append(
+                ChatTemplate(name, _template_text(entry.get("template"), file, f"chat_template[{i}]"), file)
+            )
         return out
     return [ChatTemplate("default", _template_text(value, file, "chat_template"), file)]
 
@@ -274,7 +274,9 @@ def resolve(got: dict[str, Any], generation: dict[str, Any] | None, listing: set
     # chat templates: .jinja files first, then chat_template.json, then tokenizer_config's
     sources: list[tuple[str, list[ChatTemplate]]] = []
     if TEMPLATE_JINJA in got or any(p.startswith(TEMPLATE_DIR + "/") for p in got):
-        jinja = [ChatTemplate("default", got[TEMPLATE_JINJA], TEMPLATE_JINJA)] if TEMPLATE_JINJA in got else []
+        jinja = (
+            [ChatTemplate("default", got[TEMPLATE_JINJA], TEMPLATE_JINJA)] if TEMPLATE_JINJA in got else []
+        )
         for path in sorted(p for p in got if p.startswith(TEMPLATE_DIR + "/")):
             name = path.rpartition("/")[2].removesuffix(".jinja")
             if not _TEMPLATE_NAME.fullmatch(name):
@@ -282,7 +284,9 @@ def resolve(got: dict[str, Any], generation: dict[str, Any] | None, listing: set
             jinja.append(ChatTemplate(name, got[path], path))
         sources.append((TEMPLATE_JINJA, jinja))
     if TEMPLATE_JSON in got:
-        sources.append((TEMPLATE_JSON, templates_of_config(got[TEMPLATE_JSON].get("chat_template"), TEMPLATE_JSON)))
+        sources.append(
+            (TEMPLATE_JSON, templates_of_config(got[TEMPLATE_JSON].get("chat_template"), TEMPLATE_JSON))
+        )
     if config.get("chat_template") is not None:
         sources.append((TOKENIZER_CONFIG, templates_of_config(config["chat_template"], TOKENIZER_CONFIG)))
     sources = [(f, t) for f, t in sources if t]
@@ -306,7 +310,9 @@ def resolve(got: dict[str, Any], generation: dict[str, Any] | None, listing: set
     if vocabulary is not None:
         ids = {**vocabulary.added, **ids}  # tokenizer_config's own ids first, then tokenizer.json's
         if not vocabulary.complete:
-            notes.append(f"{TOKENIZER_JSON}: added tokens past its first {TOKENIZER_HEAD_BYTES:,} bytes not read")
+            notes.append(
+                f"{TOKENIZER_JSON}: added tokens past its first {TOKENIZER_HEAD_BYTES:,} bytes not read"
+            )
     return ReleaseFiles(
         files=tuple(sorted(p for p in (*got, *([GENERATION_CONFIG] if generation is not None else [])))),
         templates=tuple(templates),
@@ -315,7 +321,9 @@ def resolve(got: dict[str, Any], generation: dict[str, Any] | None, listing: set
         special_file=special_file,
         extra_special_tokens=extra,
         token_ids=ids,
-        added_tokens=len(config["added_tokens_decoder"]) if isinstance(config.get("added_tokens_decoder"), dict) else None,
+        added_tokens=len(config["added_tokens_decoder"])
+        if isinstance(config.get("added_tokens_decoder"), dict)
+        else None,
         model_max_length=_max_length(config.get("model_max_length"), TOKENIZER_CONFIG),
         generation=generation,
         processor={p: got[p] for p in PROCESSOR_FILES if p in got},
@@ -385,7 +393,7 @@ def top_level_values(text: str, cut: bool) -> tuple[dict[str, Any], bool]:
         elif cut and pos >= len(text):
             return out, False
         else:
-            raise JSONProblem(f"not JSON (unexpected {text[pos:pos + 10]!r} at {pos})")
+            raise JSONProblem(f"not JSON (unexpected {text[pos : pos + 10]!r} at {pos})")
 
 
 def read_vocabulary(raw: bytes, file: str = TOKENIZER_JSON, cut: bool = True) -> Vocabulary:

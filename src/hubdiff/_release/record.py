@@ -37,7 +37,14 @@ from .render import CONVERSATION_NAMES, Rendered, compare_prompts, render_templa
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 TEMPLATE_CLAIMS = ("unchanged", "same prompts")
-RECORD_KEYS = ("chat_template", "named_templates", "special_tokens", "token_ids", "generation", "model_max_length")
+RECORD_KEYS = (
+    "chat_template",
+    "named_templates",
+    "special_tokens",
+    "token_ids",
+    "generation",
+    "model_max_length",
+)
 
 
 def release_record(files: ReleaseFiles, prompts: tuple[Rendered, ...] | None = None) -> dict[str, Any]:
@@ -81,7 +88,9 @@ def check_record(record: Any) -> str | None:
             return "chat_template needs a sha256 (64 hex digits)"
         prompts = template.get("prompts") or {}
         if not isinstance(prompts, dict) or not all(
-            k in CONVERSATION_NAMES and isinstance(v, str) and (_SHA256.fullmatch(v) or v.startswith("fails: "))
+            k in CONVERSATION_NAMES
+            and isinstance(v, str)
+            and (_SHA256.fullmatch(v) or v.startswith("fails: "))
             for k, v in prompts.items()
         ):
             return "chat_template.prompts maps the fixed conversations to a sha256 or 'fails: KIND'"
@@ -118,7 +127,10 @@ def compare_with_record(record: dict[str, Any], new: ReleaseFiles) -> ReleaseDif
         note = None
         if old_sha != new_sha:
             olds = (
-                tuple(Rendered(n, None, kind="recorded", recorded=k) for n, k in (recorded.get("prompts") or {}).items())
+                tuple(
+                    Rendered(n, None, kind="recorded", recorded=k)
+                    for n, k in (recorded.get("prompts") or {}).items()
+                )
                 if recorded
                 else None
             )
@@ -146,18 +158,28 @@ def compare_with_record(record: dict[str, Any], new: ReleaseFiles) -> ReleaseDif
     ids = record.get("token_ids") or {}
     names = list(dict.fromkeys([*old.special_tokens, *new.special_tokens]))
     tokens = tuple(
-        TokenRow(n, old.special_tokens.get(n), new.special_tokens.get(n), ids.get(n), new.token_id(new.special_tokens.get(n)))
+        TokenRow(
+            n,
+            old.special_tokens.get(n),
+            new.special_tokens.get(n),
+            ids.get(n),
+            new.token_id(new.special_tokens.get(n)),
+        )
         for n in names
     )
     generation = _rows(old.generation or {}, new.generation or {}, COSMETIC_GENERATION)
     tokenizer = (Row("model_max_length", old.model_max_length, new.model_max_length),)
-    return ReleaseDiff(old, new, tuple(templates), tokens, generation, tokenizer, (), (), tuple(eos_warnings(new)))
+    return ReleaseDiff(
+        old, new, tuple(templates), tokens, generation, tokenizer, (), (), tuple(eos_warnings(new))
+    )
 
 
 # -- claims ------------------------------------------------------------------------------------
 def is_release_claim(name: str) -> bool:
-    return name in ("chat_template", "model_max_length") or name.startswith("generation.") or (
-        name.endswith("_token") and "." not in name
+    return (
+        name in ("chat_template", "model_max_length")
+        or name.startswith("generation.")
+        or (name.endswith("_token") and "." not in name)
     )
 
 
@@ -165,7 +187,9 @@ def validate_claim(claim: Claim) -> None:
     stated = claim.stated
     if claim.name == "chat_template":
         if stated not in TEMPLATE_CLAIMS and not (isinstance(stated, str) and _SHA256.fullmatch(stated)):
-            raise ClaimError(f"claim chat_template: write 'unchanged', 'same prompts' or a sha256, not {str(stated)[:40]!r}")
+            raise ClaimError(
+                f"claim chat_template: write 'unchanged', 'same prompts' or a sha256, not {str(stated)[:40]!r}"
+            )
     elif claim.name.endswith("_token") and not claim.name.startswith("generation."):
         if stated is not None and not isinstance(stated, str):
             raise ClaimError(f"claim {claim.name}: a token is a string (or null: none)")
@@ -178,7 +202,12 @@ def validate_claim(claim: Claim) -> None:
 
 def _equal(a: Any, b: Any) -> bool:
     numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+    if (
+        isinstance(a, numbers)
+        and isinstance(b, numbers)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         return float(a) == float(b)
     return type(a) is type(b) and a == b
 
@@ -191,7 +220,12 @@ def evaluate_claim(claim: Claim, now: dict[str, Any] | None, recorded: dict[str,
         measured = template.get("sha256")
         before = (recorded or {}).get("chat_template") or {}
         if claim.stated == "unchanged":
-            return ClaimResult(claim, measured, measured is not None and measured == before.get("sha256"), "the recorded template's sha256")
+            return ClaimResult(
+                claim,
+                measured,
+                measured is not None and measured == before.get("sha256"),
+                "the recorded template's sha256",
+            )
         if claim.stated == "same prompts":
             prompts = template.get("prompts") or {}
             holds = bool(prompts) and prompts == (before.get("prompts") or {})

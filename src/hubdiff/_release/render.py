@@ -112,7 +112,9 @@ class Rendered:
         return self.sha256 or f"fails: {self.kind}"
 
 
-def render_template(template: str, tokens: dict[str, str], seconds: float = RENDER_SECONDS) -> tuple[Rendered, ...]:
+def render_template(
+    template: str, tokens: dict[str, str], seconds: float = RENDER_SECONDS
+) -> tuple[Rendered, ...]:
     """``template`` on every conversation of CONVERSATIONS, with the release's special tokens in scope."""
     job = {
         "template": template,
@@ -132,7 +134,9 @@ def render_template(template: str, tokens: dict[str, str], seconds: float = REND
             env={"LC_ALL": "C.UTF-8"},
         )
     except OSError as exc:
-        return tuple(Rendered(n, None, f"renderer did not start: {exc.strerror}", "error") for n in CONVERSATION_NAMES)
+        return tuple(
+            Rendered(n, None, f"renderer did not start: {exc.strerror}", "error") for n in CONVERSATION_NAMES
+        )
     timed_out = False
     try:
         out, _ = proc.communicate(json.dumps(job).encode(), timeout=seconds)
@@ -186,7 +190,9 @@ class PromptComparison:
         return self.old.key == self.new.key
 
 
-def compare_prompts(old: tuple[Rendered, ...] | None, new: tuple[Rendered, ...] | None) -> tuple[PromptComparison, ...]:
+def compare_prompts(
+    old: tuple[Rendered, ...] | None, new: tuple[Rendered, ...] | None
+) -> tuple[PromptComparison, ...]:
     """Per conversation, whether the two templates produce the same prompt, and where they first differ."""
     olds = {r.conversation: r for r in old or ()}
     news = {r.conversation: r for r in new or ()}

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import jinja2
 import jinja2.ext
@@ -52,7 +52,7 @@ class _Bounded(ImmutableSandboxedEnvironment):
 class _Generation(jinja2.ext.Extension):
     """``{% generation %}...{% endgeneration %}`` (transformers' assistant-mask tag): its body as is."""
 
-    tags = {"generation"}
+    tags: ClassVar[set[str]] = {"generation"}
 
     def parse(self, parser: Any) -> Any:
         lineno = next(parser.stream).lineno
@@ -93,7 +93,9 @@ def _raise_exception(message: Any) -> None:
     raise jinja2.exceptions.TemplateError(str(message)[:500])
 
 
-def _tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False) -> str:
+def _tojson(
+    x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
+) -> str:
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 

@@ -17,9 +17,9 @@ from ..units import human_bytes
 
 if TYPE_CHECKING:
     from .._compare import Comparison
-    from .._release.diff import ReleaseDiff
     from .._compare.config_diff import ConfigChange
     from .._compare.tensor_diff import ShapeChange
+    from .._release.diff import ReleaseDiff
     from ..jobs import RepoResult
 
 
@@ -180,10 +180,20 @@ def release_parts(rel: ReleaseDiff) -> list[str]:
             parts.append(f"{what} {t.verdict}")
     tokens = rel.changed_tokens
     if tokens:
-        parts.append("special tokens changed (" + ", ".join(x.name for x in tokens[:4]) + (" …" if len(tokens) > 4 else "") + ")")
+        parts.append(
+            "special tokens changed ("
+            + ", ".join(x.name for x in tokens[:4])
+            + (" …" if len(tokens) > 4 else "")
+            + ")"
+        )
     gen = rel.changed_rows(rel.generation, cosmetic=not rel.changed)
     if gen:
-        parts.append("generation defaults changed (" + ", ".join(r.name for r in gen[:5]) + (" …" if len(gen) > 5 else "") + ")")
+        parts.append(
+            "generation defaults changed ("
+            + ", ".join(r.name for r in gen[:5])
+            + (" …" if len(gen) > 5 else "")
+            + ")"
+        )
     rest = rel.changed_rows(rel.tokenizer) + rel.changed_rows(rel.processor)
     if rest or rel.added_tokens:
         parts.append(f"{len(rest) + bool(rel.added_tokens)} tokenizer/processor change(s)")

@@ -95,7 +95,9 @@ def text_lines(rel: ReleaseDiff | None, any_change: bool) -> list[str]:
         if t.cut:
             out.append(f"  | … {t.cut} more diff lines")
     for tok in rel.changed_tokens:
-        out.append(f"  token    {tok.name}: {token_text(tok.old, tok.old_id)} -> {token_text(tok.new, tok.new_id)}")
+        out.append(
+            f"  token    {tok.name}: {token_text(tok.old, tok.old_id)} -> {token_text(tok.new, tok.new_id)}"
+        )
     for r in rel.changed_rows(rel.generation, cosmetic=any_change):
         out.append(f"  generate {printable(r.name)}: {setting_text(r.old)} -> {setting_text(r.new)}")
     for r in rel.changed_rows(rel.tokenizer):
@@ -181,14 +183,23 @@ def release_json(rel: ReleaseDiff) -> dict[str, Any]:
             for t in rel.templates
         ],
         "special_tokens": [
-            {"name": x.name, "old": x.old, "new": x.new, "old_id": x.old_id, "new_id": x.new_id, "changed": x.changed}
+            {
+                "name": x.name,
+                "old": x.old,
+                "new": x.new,
+                "old_id": x.old_id,
+                "new_id": x.new_id,
+                "changed": x.changed,
+            }
             for x in rel.tokens
         ],
         "generation": [
             {"name": r.name, "old": r.old, "new": r.new, "changed": r.changed, "cosmetic": r.cosmetic}
             for r in rel.generation
         ],
-        "tokenizer": [{"name": r.name, "old": r.old, "new": r.new, "changed": r.changed} for r in rel.tokenizer],
+        "tokenizer": [
+            {"name": r.name, "old": r.old, "new": r.new, "changed": r.changed} for r in rel.tokenizer
+        ],
         "processor": [{"name": r.name, "old": r.old, "new": r.new} for r in rel.processor],
         "added_tokens": [{"token": c, "old_id": a, "new_id": b} for c, a, b in rel.added_tokens],
         "warnings": list(rel.warnings),
