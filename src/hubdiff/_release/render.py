@@ -155,7 +155,7 @@ def _results(out: bytes, timed_out: bool, returncode: int, seconds: float) -> tu
         except ValueError:
             break
         name = entry.get("name") if isinstance(entry, dict) else None
-        if name not in CONVERSATION_NAMES or name in got:
+        if not isinstance(name, str) or name not in CONVERSATION_NAMES or name in got:
             break
         text, error = entry.get("text"), entry.get("error")
         if isinstance(text, str):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 import jinja2
 import jinja2.ext
@@ -52,7 +52,7 @@ class _Bounded(ImmutableSandboxedEnvironment):
 class _Generation(jinja2.ext.Extension):
     """``{% generation %}...{% endgeneration %}`` (transformers' assistant-mask tag): its body as is."""
 
-    tags: ClassVar[set[str]] = {"generation"}
+    tags = {"generation"}  # noqa: RUF012 (jinja2 declares it on Extension)
 
     def parse(self, parser: Any) -> Any:
         lineno = next(parser.stream).lineno
