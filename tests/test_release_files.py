@@ -3,13 +3,16 @@ the held-back pair of issue 32 end to end, from folders and through the Hub repl
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import jsonschema
 import pytest
+import yaml
 
 from hubdiff._release.diff import compare_release
 from hubdiff._release.files import (
@@ -418,3 +421,112 @@ def test_a_template_that_fails_to_render_is_reported_not_fatal(tmp_path):
     assert result.returncode == 1, result.stderr
     assert "prompt   tool call: differs" in result.stdout
     assert "new: does not render: TemplateError: tools are not supported" in result.stdout
+
+
+# -- baselines, claims, the watch --------------------------------------------------------------------
+def baseline_over_the_replica(hub, tmp_path, claims: dict) -> tuple[Path, dict[str, str]]:
+    """``baseline init`` of the old release over the replica, with ``claims`` written in."""
+    hub.add(RepoSpec("org/chat", [rp.old_release()]))
+    env = {"HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
+    result = subprocess.run(
+        [sys.executable, "-m", "hubdiff", "baseline", "init", "org/chat", "--family", "chat"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    path = tmp_path / "baselines" / "chat.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["repos"]["org/chat"]["claims"] = claims
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path, env
+
+
+def test_a_baseline_records_hashes_tokens_and_defaults(hub, tmp_path):
+    path, _ = baseline_over_the_replica(hub, tmp_path, {})
+    data = yaml.safe_load(path.read_text())
+    jsonschema.Draft202012Validator(schema("baseline")).validate(data)
+    release = data["repos"]["org/chat"]["release"]
+    prompts = {
+        r.conversation: r.sha256 for r in render_template(rp.OLD_TEMPLATE, {"eos_token": "<|im_end|>"})
+    }
+    assert release["chat_template"] == {
+        "file": "tokenizer_config.json",
+        "sha256": hashlib.sha256(rp.OLD_TEMPLATE.encode()).hexdigest(),
+        "prompts": prompts,
+    }
+    # the generation prompt is the user turn and the assistant opener, hashed independently here
+    opener = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"
+    assert prompts["generation prompt"] == hashlib.sha256(opener.encode()).hexdigest()
+    assert release["special_tokens"] == {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
+    assert release["token_ids"] == {"eos_token": 151645, "pad_token": 151643}
+    assert release["generation"]["temperature"] == 0.7 and release["model_max_length"] == 131072
+
+
+def test_claims_pin_the_template_the_eos_token_and_generation_defaults(hub, tmp_path):
+    claims = {"chat_template": "unchanged", "eos_token": "<|im_end|>", "generation.temperature": 0.7}
+    path, env = baseline_over_the_replica(hub, tmp_path, claims)
+    valid = hubdiff("validate", str(path), env=env)
+    assert valid.returncode == 0 and "3 claim(s): valid" in valid.stdout, valid.stdout + valid.stderr
+    same = hubdiff("check", str(path), "--format", "text", env=env)
+    assert same.returncode == 0 and "claims  3 of 3 hold" in same.stdout, same.stdout + same.stderr
+    hub.push("org/chat", rp.new_release())
+    changed = hubdiff("check", str(path), "--format", "text", env=env)
+    assert changed.returncode == 1, changed.stderr
+    out = changed.stdout
+    assert "template default: real (sha256 " in out
+    assert "prompt   tool call: differs" in out and "prompt   generation prompt: differs" in out
+    assert (
+        "claim   chat_template: stated unchanged" in out
+        and "DOES NOT HOLD (the recorded template's sha256)" in out
+    )
+    assert "claim   eos_token: stated <|im_end|>, measured '<|endoftext|>': DOES NOT HOLD (equal)" in out
+    assert "claim   generation.temperature: stated 0.7" in out
+    assert '"<|im_end|>" (id 151645) -> "<|endoftext|>" (id 151643)' in out
+    # accepting re-records the template: "unchanged" holds again, the others take the measured values
+    update = hubdiff("baseline", "update", str(path), "--repo", "org/chat", "--accept-claims", env=env)
+    assert update.returncode == 0, update.stdout + update.stderr
+    claims_now = yaml.safe_load(path.read_text())["repos"]["org/chat"]["claims"]
+    assert claims_now == {
+        "chat_template": "unchanged",
+        "eos_token": "<|endoftext|>",
+        "generation.temperature": 0.6,
+    }
+    assert hubdiff("check", str(path), env=env).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("claims", "problem"),
+    [
+        ({"chat_template": "same"}, "claim chat_template: write 'unchanged', 'same prompts' or a sha256"),
+        ({"eos_token": 2}, "claim eos_token: a token is a string (or null: none)"),
+        ({"model_max_length": "long"}, "claim model_max_length: a number"),
+    ],
+)
+def test_bad_release_claims_are_baseline_errors(hub, tmp_path, claims, problem):
+    path, env = baseline_over_the_replica(hub, tmp_path, claims)
+    result = hubdiff("validate", str(path), env=env)
+    assert result.returncode == 2 and problem in result.stderr, result.stderr
+
+
+def test_watch_reports_a_revision_that_only_changes_the_template(hub, tmp_path):
+    _, env = baseline_over_the_replica(hub, tmp_path, {})
+    only_template = rp.old_release()
+    only_template.files["tokenizer_config.json"] = rp.tokenizer_config(rp.NEW_TEMPLATE, "<|im_end|>")
+    hub.push("org/chat", only_template)
+    result = subprocess.run(
+        [sys.executable, "-m", "hubdiff", "watch"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    comment = (tmp_path / "reports" / "chat.comment.md").read_text()
+    first_screen = comment.split("<details>")[0]
+    assert "chat template changed (prompts differ: tool call, generation prompt)" in first_screen
+    assert "real, other prompts for tool call, generation prompt" in first_screen
+    assert "eos_token" not in first_screen and "generation defaults" not in first_screen

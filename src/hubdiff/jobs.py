@@ -354,6 +354,14 @@ def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, ti
     )
     comparison = _compare(old, new)
     variant = variant_of(chosen.repo, (old.snapshot, old.metrics), (new.snapshot, new.metrics))
+    release = None
+    if chosen.release is not None:  # the release files against the sibling's record of its own
+        from ._release.read import release_of
+        from ._release.record import compare_with_record
+
+        files = release_of(sources, new.snapshot)
+        with reading(repo, sha, "chat template"):
+            release = compare_with_record(chosen.release, files)
     return RepoResult(
         title,
         comparison,
@@ -365,6 +373,7 @@ def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, ti
         variant=variant,
         sibling=chosen.repo,
         family=baseline.family,
+        release=release,
     )
 
 
