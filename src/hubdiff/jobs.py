@@ -19,6 +19,7 @@ from ._compare.release import Variant, closest_sibling, variant_of
 from ._metrics import EarlyConfigRead, Metrics, MetricsOptions
 from ._metrics.kv import kv_report
 from ._metrics.serving_options import ServingOptions, ServingRefused, figure_unit
+from ._release.diff import ReleaseDiff
 from ._source import Sources, SourceSpec, parse_source
 from ._threads import each_in_threads
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError, internal_error, reading
@@ -52,6 +53,13 @@ class RepoResult:
     variant: Variant | None = None  # a new release that is a sibling stored differently
     sibling: str | None = None  # the pinned repo a new release was compared with
     family: str | None = None
+    release: ReleaseDiff | None = None  # chat template, tokens, generation and processor settings
+
+    @property
+    def release_changed(self) -> bool:
+        """The release files changed: any difference for diff, what a user would notice for check."""
+        r = self.release
+        return r is not None and (r.differs if self.fail_on_any_change else r.changed)
 
     @property
     def broken_claims(self) -> list[ClaimResult]:
@@ -75,7 +83,7 @@ class RepoResult:
         c = self.comparison
         if c is None:
             return False
-        return bool(self.blocking_config() or not c.tensors.empty or c.metrics)
+        return bool(self.blocking_config() or not c.tensors.empty or c.metrics or self.release_changed)
 
     @property
     def status(self) -> str:
@@ -190,9 +198,24 @@ def run_diff(
         comparison = _with_serving(comparison, extra[0], extra[1])
     title = f"{specs[0]} → {specs[1]}"
     result = RepoResult(
-        title, comparison, kv_variants=_kv_variants(sides[0], sides[1], options), fail_on_any_change=True
+        title,
+        comparison,
+        kv_variants=_kv_variants(sides[0], sides[1], options),
+        fail_on_any_change=True,
+        release=_release_diff(sources, sides[0].snapshot, sides[1].snapshot),
     )
     return Report("diff", (result,), options)
+
+
+def _release_diff(sources: Sources, old: Snapshot, new: Snapshot) -> ReleaseDiff:
+    """The two sides' release files (read side by side) compared, templates rendered."""
+    from ._release.diff import compare_release
+    from ._release.read import release_of
+
+    sides = (old, new)
+    read = each_in_threads(lambda i: release_of(sources, sides[i]), [0, 1], 2)
+    with reading(new.source, new.sha or None, "chat template"):
+        return compare_release(read[0], read[1])
 
 
 def failure(exc: Exception) -> str:
@@ -247,8 +270,12 @@ def _check_repo(
             served = serving_values(named, new.metrics, new.snapshot.patterns)
         comparison = _with_serving(comparison, {}, {n: v for n, v in served.items() if n in (recorded or {})})
         figures = {**figures, **served}
+    release, now = _release_against_record(sources, repo, new.snapshot)
     with reading(str(baseline.path), None, repo.repo):
-        claims = tuple(evaluate(c, figures, new.snapshot.config, new.metrics.unverified) for c in repo.claims)
+        claims = tuple(
+            evaluate(c, figures, new.snapshot.config, new.metrics.unverified, now, repo.release)
+            for c in repo.claims
+        )
     result = RepoResult(
         title,
         comparison,
@@ -257,8 +284,42 @@ def _check_repo(
         baseline=baseline.path,
         line=repo.line,
         kv_variants=_kv_variants(old, new, repo.options),
+        release=release,
     )
     return result, new.metrics
+
+
+def _release_against_record(
+    sources: Sources, repo: RepoBaseline, snapshot: Snapshot
+) -> tuple[ReleaseDiff | None, dict[str, Any] | None]:
+    """The revision's release files against the baseline's record of them, and their own record (what
+    release claims are checked on). Not read when the baseline records none and claims none of them: a
+    baseline recorded before hubdiff read these files is not compared (``baseline update`` records them)."""
+    from ._release.read import release_of
+    from ._release.record import compare_with_record, is_release_claim, release_record
+
+    if repo.release is None and not any(is_release_claim(c.name) for c in repo.claims):
+        return None, None
+    files = release_of(sources, snapshot)
+    with reading(snapshot.source, snapshot.sha or None, "chat template"):
+        if repo.release is None:
+            return None, release_record(files)
+        diff = compare_with_record(repo.release, files)
+        return diff, release_record(files, _prompts_known(diff, repo.release))
+
+
+def _prompts_known(diff: ReleaseDiff, recorded: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The new template's renders without rendering it again: those the comparison made, or, for an
+    unchanged template, the recorded ones (the same text renders the same prompts)."""
+    from ._release.render import Rendered
+
+    template = diff.templates[0] if diff.templates else None
+    if template is None or template.new_sha256 is None:
+        return None
+    if template.changed:
+        return tuple(p.new for p in template.prompts if p.new is not None)
+    prompts = (recorded.get("chat_template") or {}).get("prompts") or {}
+    return tuple(Rendered(n, None, kind="recorded", recorded=k) for n, k in prompts.items()) or None
 
 
 def check_release(baseline: Baseline, repo: str, sha: str, sources: Sources) -> RepoResult:
@@ -293,6 +354,14 @@ def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, ti
     )
     comparison = _compare(old, new)
     variant = variant_of(chosen.repo, (old.snapshot, old.metrics), (new.snapshot, new.metrics))
+    release = None
+    if chosen.release is not None:  # the release files against the sibling's record of its own
+        from ._release.read import release_of
+        from ._release.record import compare_with_record
+
+        files = release_of(sources, new.snapshot)
+        with reading(repo, sha, "chat template"):
+            release = compare_with_record(chosen.release, files)
     return RepoResult(
         title,
         comparison,
@@ -304,6 +373,7 @@ def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, ti
         variant=variant,
         sibling=chosen.repo,
         family=baseline.family,
+        release=release,
     )
 
 

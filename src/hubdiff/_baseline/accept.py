@@ -57,7 +57,7 @@ def accept_claims(path: Path, only: set[str] | None = None) -> Accepted:
             if only is not None and repo.repo not in only:
                 continue
             for claim in repo.claims:
-                result = evaluate(claim, repo.metrics, repo.config)
+                result = evaluate(claim, repo.metrics, repo.config, (), repo.release, repo.release)
                 if result.holds:
                     continue
                 where = f"{path}:{claim.line}: {repo.repo}: {shown(claim.name)}"
@@ -68,7 +68,7 @@ def accept_claims(path: Path, only: set[str] | None = None) -> Accepted:
                     )
                     continue
                 value = restated(claim, result.measured)
-                if not evaluate(Claim(claim.name, value), repo.metrics, repo.config).holds:
+                if not evaluate(Claim(claim.name, value), repo.metrics, repo.config, (), repo.release, repo.release).holds:
                     done.refused.append(
                         f"{where}: {written(value)} would not hold either (measured {result.measured_text}); "
                         "state it with more precision or a tolerance"

@@ -40,8 +40,9 @@ ENTRY_ORDER = (
     "metrics",
     "config",
     "tensors",
+    "release",
 )
-MEASURED = ("metrics", "config", "tensors")
+MEASURED = ("metrics", "config", "tensors", "release")
 
 
 def _set(entry: dict[str, Any], key: str, value: Any) -> None:
@@ -80,6 +81,7 @@ def record_entry(
     options: MetricsOptions,
     metrics: Metrics | None = None,
     serving: Iterable[ServingOptions] = (),
+    release: dict[str, Any] | None = None,
 ) -> None:
     """Re-record ``entry`` (possibly empty) in place from ``snapshot`` measured with ``options``;
     ``metrics``, when given, are those figures already computed (the sources' cache). An entry never
@@ -111,6 +113,8 @@ def record_entry(
         "config": config,
         "tensors": {pattern_key(p): pattern_row(p) for p in snapshot.patterns},
     }
+    if release:  # the release files' record (``release_record``): hashes, tokens, defaults
+        measured["release"] = release
     for key, value in measured.items():
         _set(entry, key, merged(entry.get(key), plain(value)))
 
@@ -133,6 +137,7 @@ def _what_changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
         "metrics": "figures",
         "config": "config",
         "tensors": "tensor layout",
+        "release": "chat template, tokens or generation defaults",
     }
     changed = [name for key, name in names.items() if not same(before.get(key), after.get(key))]
     return (", ".join(changed) + " changed") if changed else "config, tensors and figures unchanged"
@@ -143,6 +148,14 @@ def _line(path: Path, repo: str, before: Mapping[str, Any], after: Mapping[str, 
     new = str(after["sha"])[:12]
     at = f"{old} -> {new}" if old != new else f"still {new}"
     return f"{path}: {repo} {at}: {_what_changed(before, after)}"
+
+
+def release_of_snapshot(sources: Sources, snapshot: Snapshot) -> dict[str, Any]:
+    """What a baseline records of the snapshot's release files (read through ``sources``)."""
+    from .._release.read import release_of
+    from .._release.record import release_record
+
+    return release_record(release_of(sources, snapshot))
 
 
 def unknown_repos(wanted: Iterable[str], known: Iterable[str]) -> list[str]:
@@ -176,7 +189,13 @@ def update_baseline(
             entry = editing.doc["repos"][repo.repo]
             before = plain(entry)
             # read at a sha when watch found one, but still tracking what the entry tracks
-            record_entry(entry, replace(snapshot, revision=repo.revision), repo.options, metrics)
+            record_entry(
+                entry,
+                replace(snapshot, revision=repo.revision),
+                repo.options,
+                metrics,
+                release=release_of_snapshot(sources, snapshot),
+            )
             lines.append(_line(path, repo.repo, before, entry))
     return lines
 
@@ -217,7 +236,14 @@ def init_repo(
         snapshot = sources.open(
             replace(spec, revision=entry.get("revision", "main")), on_config=EarlyConfigRead(options)
         )
-        record_entry(entry, snapshot, options, sources.metrics(snapshot, options), serving)
+        record_entry(
+            entry,
+            snapshot,
+            options,
+            sources.metrics(snapshot, options),
+            serving,
+            release=release_of_snapshot(sources, snapshot),
+        )
         return _line(path, spec.target, before, entry)
 
 
@@ -236,7 +262,13 @@ def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, source
         repos[repo] = entry
         _set(entry, "revision", "main")
         _set(entry, "notes", f"New release found by hubdiff watch; {note}." if note else "New release.")
-        record_entry(entry, snapshot, options, sources.metrics(snapshot, options))
+        record_entry(
+            entry,
+            snapshot,
+            options,
+            sources.metrics(snapshot, options),
+            release=release_of_snapshot(sources, snapshot),
+        )
         return _line(path, repo, before, entry)
 
 

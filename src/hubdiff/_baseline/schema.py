@@ -46,6 +46,7 @@ _REPO_KEYS = {
     "metrics",
     "notes",
     "config_keys",
+    "release",
 }
 
 
@@ -62,6 +63,7 @@ class RepoBaseline:
     metrics: dict[str, Any]
     raw: dict[str, Any] = field(default_factory=dict)
     line: int | None = None
+    release: dict[str, Any] | None = None  # the release files' record (_release.record); None: not recorded
 
     def expected_snapshot(self) -> Snapshot:
         """The recorded revision rebuilt from the baseline's patterns (lossless), never name by name."""
@@ -472,6 +474,13 @@ def load_baseline(path: Path) -> Baseline:
             check_config(entry.get("config") or {}, "config")
         except LayoutProblem as exc:
             raise fail([*where, "config"], exc.problem) from None
+        release = entry.get("release")
+        if release is not None:
+            from .._release.record import check_record
+
+            problem = check_record(release)
+            if problem:
+                raise fail([*where, "release"], problem)
         metrics = entry.get("metrics") or {}
         for key in metrics:
             if key not in FIGURE_UNITS and ("@" not in str(key) or name_problem(str(key))):
@@ -489,6 +498,7 @@ def load_baseline(path: Path) -> Baseline:
                 metrics,
                 entry,
                 _line(root, where),
+                release,
             )
         )
     rules = _discover_rules(data.get("discover"), {r.repo for r in out}, root, fail)

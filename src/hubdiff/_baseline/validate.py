@@ -43,7 +43,7 @@ def validate_baselines(paths: Iterable[Path]) -> Validation:
         for repo in baseline.repos:
             for claim in repo.claims:
                 done.claims += 1
-                result = evaluate(claim, repo.metrics, repo.config)
+                result = evaluate(claim, repo.metrics, repo.config, (), repo.release, repo.release)
                 if result.holds or result.measured is None:  # nothing recorded to hold it against
                     continue
                 done.contradicted.append(

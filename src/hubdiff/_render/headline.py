@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .._compare import Comparison
     from .._compare.config_diff import ConfigChange
     from .._compare.tensor_diff import ShapeChange
+    from .._release.diff import ReleaseDiff
     from ..jobs import RepoResult
 
 
@@ -149,6 +150,8 @@ def headline(result: RepoResult) -> str:
     kv = next((m for m in c.metrics if m.name == "kv_bytes_per_token"), None)
     if kv is not None and kv.delta:
         parts.append(f"KV cache per token {kv.old:,} → {kv.new:,} bytes ({change(kv.old, kv.new)})")
+    if result.release is not None and result.release_changed:
+        parts.extend(release_parts(result.release))
     if result.broken_claims:
         parts.append(f"{len(result.broken_claims)} claim(s) no longer hold")
     counted = hub_count(c.new.snapshot)
@@ -161,6 +164,40 @@ def headline(result: RepoResult) -> str:
     if result.kind == "new release":
         return f"{release_heading(result)}: " + "; ".join(parts) + "."
     return f"{result.title}: " + "; ".join(parts) + "."
+
+
+def release_parts(rel: ReleaseDiff) -> list[str]:
+    """The release files' changes in a headline: the template's verdict, the tokens that changed, the
+    generation defaults that changed (their names; the tables give the values)."""
+    parts = []
+    for t in rel.changed_templates:
+        what = "chat template" if t.name == "default" else f"chat template {t.name}"
+        if t.verdict == "real":
+            parts.append(f"{what} changed (prompts differ: {', '.join(p.conversation for p in t.differing)})")
+        elif t.verdict == "cosmetic":
+            parts.append(f"{what} changed (cosmetic: the same prompts)")
+        else:
+            parts.append(f"{what} {t.verdict}")
+    tokens = rel.changed_tokens
+    if tokens:
+        parts.append(
+            "special tokens changed ("
+            + ", ".join(x.name for x in tokens[:4])
+            + (" …" if len(tokens) > 4 else "")
+            + ")"
+        )
+    gen = rel.changed_rows(rel.generation, cosmetic=not rel.changed)
+    if gen:
+        parts.append(
+            "generation defaults changed ("
+            + ", ".join(r.name for r in gen[:5])
+            + (" …" if len(gen) > 5 else "")
+            + ")"
+        )
+    rest = rel.changed_rows(rel.tokenizer) + rel.changed_rows(rel.processor)
+    if rest or rel.added_tokens:
+        parts.append(f"{len(rest) + bool(rel.added_tokens)} tokenizer/processor change(s)")
+    return parts
 
 
 # -- what changed that matters: the first screen of a PR comment ---------------------------------

@@ -270,6 +270,9 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
         accept_commands=accept_commands,
         accepted=accepted,
     )
+    from .release import GLOBALS as release_globals
+
+    env.globals.update(release_globals)
     # compiled with the filters and globals in place (the compiler looks filters up)
     loaders: list[jinja2.BaseLoader] = []
     if template_dir is not None:
@@ -464,6 +467,10 @@ def report_json(report: Report) -> dict[str, Any]:
                 for m in c.metrics
             ]
             entry["kv_variants"] = [vars(v) for v in r.kv_variants]
+        if r.release is not None:
+            from .release import release_json
+
+            entry["release"] = release_json(r.release)
         entry["claims"] = [
             {
                 "name": x.claim.name,
