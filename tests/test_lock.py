@@ -63,3 +63,21 @@ def test_drift_of_this_environment_runs_as_the_workflow_runs_it():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(("| package |", "The newest versions pyproject allows are the locked ones"))
+
+
+def test_every_package_of_src_is_in_the_wheel():
+    """setuptools' package list is explicit: a package missing from it imports from a clone (the
+    editable install) and not from the wheel the workflows and the action install."""
+    text = (ROOT / "pyproject.toml").read_text()
+    listed = set(
+        re.findall(
+            r'^\s*"(hubdiff[\w.]*)",', re.search(r"^packages = \[(.*?)^\]", text, re.M | re.S)[1], re.M
+        )
+    )
+    src = ROOT / "src"
+    found = {
+        ".".join(init.parent.relative_to(src).parts)
+        for init in src.rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert found <= listed, sorted(found - listed)
