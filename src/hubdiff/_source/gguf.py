@@ -340,7 +340,7 @@ class GGUFParser:
             )
         return etype, count
 
-    def _elements(self, etype: int, count: int, what: str, depth: int) -> list[Any]:
+    def _elements(self, etype: int, count: int, what: str, depth: int) -> Sequence[Any]:
         if etype in _FIXED:
             _, code, size = _FIXED[etype]
             i = self._take(count * size)
