@@ -111,9 +111,17 @@ def cmd_refs(args: argparse.Namespace) -> int:
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
+    from . import gguf_cli
     from ._render.text import snapshot_text
 
-    snapshot = sources_from(args).open(parse_source(args.source))
+    if gguf_cli.is_local_gguf(args):
+        return gguf_cli.run(args, "snapshot")
+    try:
+        snapshot = sources_from(args).open(parse_source(args.source))
+    except errors.SourceError as exc:
+        if gguf_cli.hub_gguf_instead(exc, args):
+            return gguf_cli.run(args, "snapshot")
+        raise
     with errors.reading(snapshot.source, snapshot.sha or None):
         text = snapshot.dumps() + "\n" if args.json else snapshot_text(snapshot)
     print(printable_json(text) if args.json else printable_lines(text), end="")
@@ -123,10 +131,13 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 def cmd_metrics(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from . import gguf_cli
     from ._metrics.memory import total_memory
     from ._metrics.serving_options import options_from_args
     from ._render.text import fit, memory_text, metrics_text
 
+    if gguf_cli.is_local_gguf(args):
+        return gguf_cli.run(args, "metrics")
     options = replace(_options_from(args, config_only=args.config_only), witness=args.witness)
     configurations = options_from_args(args)
     sources, spec = sources_from(args), parse_source(args.source)
@@ -135,7 +146,12 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         from ._metrics.config_child import prestart
 
         prestart()  # a cold read: the child imports while this process asks the Hub
-    snapshot = sources.open(spec, headers=not args.config_only, on_config=early)
+    try:
+        snapshot = sources.open(spec, headers=not args.config_only, on_config=early)
+    except errors.SourceError as exc:
+        if gguf_cli.hub_gguf_instead(exc, args):
+            return gguf_cli.run(args, "metrics")
+        raise
     if early is not None:
         early.join()
     with errors.reading(snapshot.source, snapshot.sha or None, "config.json"):
