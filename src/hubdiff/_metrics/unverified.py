@@ -66,6 +66,7 @@ _IRRELEVANT = frozenset(
         "pretraining_tp",
         "tie_word_embeddings",
         "use_cache",
+        "num_steps",  # training bookkeeping: the checkpoint's step ("global_step100000", polyglot-ko)
         "bos_token_id",
         "eos_token_id",
         "pad_token_id",
