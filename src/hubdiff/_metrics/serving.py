@@ -334,25 +334,13 @@ def _tensors(metrics: Metrics, patterns: Iterable[Pattern]) -> Iterator[_Tensor]
     """Every tensor once per layer value (as ``count_patterns`` classifies them), or the config's estimate."""
     by_layer = {x.index: x for x in metrics.layers}
     n = metrics.cfg.num_layers
-    if metrics.basis != "headers":
+    if metrics.basis != "headers":  # the estimate as the release stores it (its quantization_config)
         from .estimate import synthesize
+        from .quantized import stored_tensors
 
-        block = _fp8_block(metrics)
-        skip = _not_converted(metrics)
-        for name, dtype, shape in synthesize(metrics.cfg, list(metrics.layers)):
+        layers = list(metrics.layers)
+        for name, dtype, shape in stored_tensors(metrics.cfg, synthesize(metrics.cfg, layers), layers):
             component, layer = classify(name, shape, by_layer, n)
-            matrix = len(shape) == 2 and name.endswith(".weight")
-            stacked = len(shape) == 3 and component == "routed_experts"  # [experts, out, in]
-            if (
-                block is not None
-                and component in _FP8_COMPONENTS
-                and (matrix or stacked)
-                and not any(s in name for s in skip)
-            ):
-                yield _Tensor(name, "F8_E4M3", shape, 1, component, layer)
-                scales = (*shape[:-2], -(-shape[-2] // block[0]), -(-shape[-1] // block[1]))
-                yield _Tensor(name + "_scale_inv", "F32", scales, 1, component, layer)
-                continue
             yield _Tensor(name, dtype, shape, 1, component, layer)
         return
     for p in patterns:
@@ -372,30 +360,6 @@ def _tensors(metrics: Metrics, patterns: Iterable[Pattern]) -> Iterator[_Tensor]
                 one = name[:start] + str(value) + name[start + len(str(p.index_sets[layer_at][0])) :]
             component, layer = classify(one, p.shape, by_layer, n)
             yield _Tensor(one, p.dtype, p.shape, copies, component, layer)
-
-
-# What an FP8 block-quantized release (quantization_config quant_method "fp8" with weight_block_size, as
-# DeepSeek-V3's) stores in FP8: the projections; embeddings, head, norms and routers stay in the model dtype.
-_FP8_COMPONENTS = frozenset(
-    {"attention", "dense_mlp", "routed_experts", "shared_experts", "linear_attention", "dsa_indexer"}
-)
-
-
-def _fp8_block(metrics: Metrics) -> tuple[int, int] | None:
-    """The weight block of an FP8 block-quantized config, when the config says so (None otherwise)."""
-    quant = metrics.cfg.quantization
-    block = quant.get("weight_block_size")
-    if str(quant.get("quant_method", "")).lower() != "fp8" or not isinstance(block, list) or len(block) != 2:
-        return None
-    if not all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 1 << 16 for b in block):
-        return None
-    return block[0], block[1]
-
-
-def _not_converted(metrics: Metrics) -> tuple[str, ...]:
-    quant = metrics.cfg.quantization
-    names = quant.get("modules_to_not_convert") or quant.get("ignored_layers") or []
-    return tuple(str(x) for x in names if isinstance(x, str) and x)[:1000] if isinstance(names, list) else ()
 
 
 def _tensor_bytes(t: _Tensor) -> int:
@@ -1154,11 +1118,10 @@ def serving_report(metrics: Metrics, patterns: Iterable[Pattern], options: Servi
     result = pool(metrics, options, layer_caches, [s.per_rank for s in stages])
     if metrics.basis == "headers":
         basis = "from safetensors headers"
-    elif _fp8_block(metrics) is not None:
-        b = _fp8_block(metrics) or (0, 0)
-        basis = f"estimated from config.json: projections FP8 with a float32 scale per {b[0]}×{b[1]} block, the rest BF16"
     else:
-        basis = "estimated from config.json in BF16 (a quantized release stores less: read its headers)"
+        from .quantized import basis as estimate_basis
+
+        basis = estimate_basis(metrics.cfg)
     assumptions = [RULES["mtp"]] if any(x.mtp for x in metrics.layers) else []
     if metrics.unverified:
         assumptions.append("the metrics these rest on are unverified: " + "; ".join(metrics.unverified)[:300])
