@@ -691,6 +691,10 @@ def sweep_row(case: Case) -> Row:
     config = {**case.config, "architectures": [cls.__name__]}
     head = (f"sweep/{case.model_type}", "main", "", None, config, None, (), {})
     by_config = compute_metrics(Snapshot(*head), MetricsOptions(config_only=True))
+    if not by_config.kv.context_tokens and by_config.kv.groups:
+        # a model with no context length of its own (BLOOM's ALiBi): the user gives one (--context); the
+        # per-token figures compared here do not depend on it
+        by_config = compute_metrics(Snapshot(*head), MetricsOptions(config_only=True, context=2048))
     skeleton = Snapshot.of_tensors(
         *head, tensors=[Tensor(n, d, s, "model.safetensors") for n, d, s in truth.tensors]
     )

@@ -142,7 +142,15 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True),
     "nemotron": ArchitectureFacts(gated_mlp=False),
-    "ernie4_5_moe": ArchitectureFacts(router_bias=True),
+    # use_bias biases q, k, v, o, the dense and shared MLPs and the head (modeling_ernie4_5_moe.py)
+    "ernie4_5_moe": ArchitectureFacts(
+        router_bias=True,
+        qkv_bias=Switch(("use_bias",)),
+        o_bias=Switch(("use_bias",)),
+        mlp_bias=Switch(("use_bias",)),
+        shared_expert_bias=True,
+        head_bias=Switch(("use_bias",)),
+    ),
     "mllama_text_model": ArchitectureFacts(extra_embedding_rows=8),
     "dbrx": ArchitectureFacts(fused_qkv=True, stacked_experts=True),
     "glm4": ArchitectureFacts(norms_per_layer=4, o_bias=NEVER, fused_gate_up=True),
