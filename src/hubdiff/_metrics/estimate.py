@@ -85,6 +85,7 @@ class ArchitectureFacts:
     # word_embed_proj_dim (an embedding narrower than the model, projected in and out)
     opt_switches: bool = False
     shared_expert_gate: bool = True  # a sigmoid gate beside a shared expert sized by its own key (Qwen2-MoE)
+    fixed_shared_experts: int = 0  # shared experts the class always builds, no key saying so (HunYuan's shared_mlp)
     diff_lambdas: bool = False  # Differential attention's four lambda vectors of head_dim (DiffLlama)
     switched_qk_norm: str | None = None  # q/k norms' width when the config switches them on ("full")
     qk_norm_bias: bool = True  # with norm_bias: whether the q/k norms are biased too
@@ -132,7 +133,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen3_vl_moe_text": _HEAD_NORM,
     "dots1": _HEAD_NORM,
     "exaone4": _HEAD_NORM,
-    "hunyuan_v1_moe": _HEAD_NORM,
+    "hunyuan_v1_moe": ArchitectureFacts(qk_norm="head", fixed_shared_experts=1),
     "hunyuan_v1_dense": _HEAD_NORM,
     "gemma2": ArchitectureFacts(norms_per_layer=4),
     "gemma3_text": ArchitectureFacts(qk_norm="head", norms_per_layer=4),
@@ -141,7 +142,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "olmoe": _FULL_NORM,
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True),
-    "nemotron": ArchitectureFacts(gated_mlp=False),
+    "nemotron": ArchitectureFacts(gated_mlp=False, norm_bias=True),  # LayerNorm1P: weight and bias
     # use_bias biases q, k, v, o, the dense and shared MLPs and the head (modeling_ernie4_5_moe.py)
     "ernie4_5_moe": ArchitectureFacts(
         router_bias=True,
@@ -929,7 +930,7 @@ def _mlp(
             (m + "experts.gate_up_proj_bias", dt, (experts, up_rows)),
             (m + "experts.down_proj_bias", dt, (experts, eh)),
         ]
-    n_shared = cfg.num_shared_experts
+    n_shared = cfg.num_shared_experts or arch.fixed_shared_experts
     shared_inter = (
         cfg.number(
             "shared_expert_intermediate_size",
