@@ -85,7 +85,9 @@ class ArchitectureFacts:
     # word_embed_proj_dim (an embedding narrower than the model, projected in and out)
     opt_switches: bool = False
     shared_expert_gate: bool = True  # a sigmoid gate beside a shared expert sized by its own key (Qwen2-MoE)
-    fixed_shared_experts: int = 0  # shared experts the class always builds, no key saying so (HunYuan's shared_mlp)
+    fixed_shared_experts: int = (
+        0  # shared experts the class always builds, no key saying so (HunYuan's shared_mlp)
+    )
     diff_lambdas: bool = False  # Differential attention's four lambda vectors of head_dim (DiffLlama)
     switched_qk_norm: str | None = None  # q/k norms' width when the config switches them on ("full")
     qk_norm_bias: bool = True  # with norm_bias: whether the q/k norms are biased too
