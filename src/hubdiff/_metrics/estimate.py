@@ -141,6 +141,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "gemma3_text": ArchitectureFacts(qk_norm="head", norms_per_layer=4),
     "olmo2": _FULL_NORM,
     "olmo3": _FULL_NORM,
+    "olmo_hybrid": _FULL_NORM,  # its attention layers' q/k norms are OLMo 3's, full width
     "olmoe": _FULL_NORM,
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True),
