@@ -78,6 +78,9 @@ class ArchitectureFacts:
     learned_positions: int | None = None  # a position table of max_position_embeddings + this many rows
     embedding_norm: bool = False  # a LayerNorm right after the embedding (BLOOM)
     activation_params: int = 0  # a learned activation's own parameters in each dense MLP (xIELU: 4)
+    gated_any_activation: bool = False  # gated whatever the activation (BitNet's squared-ReLU GLU)
+    # BitNet's sub-norms: attn_sub_norm (hidden wide) before o_proj, ffn_sub_norm (intermediate) before down_proj
+    sub_norms: bool = False
     # Falcon's switches: ``bias`` biases every projection; ``multi_query`` means one KV head unless
     # ``new_decoder_architecture``; ``parallel_attn`` shares one norm (two with num_ln_in_parallel_attn 2)
     falcon_switches: bool = False
@@ -142,6 +145,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "olmo2": _FULL_NORM,
     "olmo3": _FULL_NORM,
     "olmo_hybrid": _FULL_NORM,  # its attention layers' q/k norms are OLMo 3's, full width
+    "bitnet": ArchitectureFacts(gated_any_activation=True, sub_norms=True),
     "olmoe": _FULL_NORM,
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True),
@@ -327,6 +331,8 @@ def facts(cfg: ArchConfig) -> tuple[ArchitectureFacts, bool]:
 
 def _gated(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
     act = cfg.get("mlp_hidden_act", "hidden_act", "activation_function")
+    if arch.gated_any_activation:
+        return True
     return arch.gated_mlp and not (isinstance(act, str) and act.lower() in _NON_GATED_ACTS)
 
 
@@ -897,6 +903,12 @@ def _mlp(
         inter = dense_intermediate(cfg) // arch.mlp_width_divisor
         if arch.ffn_auto_adjust and cfg.get("block_auto_adjust_ff_dim") is not False:
             inter = _auto_adjusted(cfg, inter)
+        if arch.sub_norms:
+            norms = [
+                (p + "self_attn.attn_sub_norm.weight", dt, (h,)),
+                (m + "ffn_sub_norm.weight", dt, (inter,)),
+            ]
+            return _dense(m, h, inter, dt, gated, bias) + norms
         if arch.activation_params:
             act = [(m + "act_fn.parameters", dt, (arch.activation_params,))]
             return _dense(m, h, inter, dt, gated, bias) + act
