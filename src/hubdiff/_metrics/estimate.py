@@ -136,7 +136,6 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
     "qwen3_vl_text": _HEAD_NORM,
     "qwen3_vl_moe_text": _HEAD_NORM,
-    "dots1": _HEAD_NORM,
     "exaone4": _HEAD_NORM,
     "hunyuan_v1_moe": ArchitectureFacts(qk_norm="head", fixed_shared_experts=1),
     "hunyuan_v1_dense": _HEAD_NORM,
@@ -146,6 +145,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "olmo3": _FULL_NORM,
     "olmo_hybrid": _FULL_NORM,  # its attention layers' q/k norms are OLMo 3's, full width
     "bitnet": ArchitectureFacts(gated_any_activation=True, sub_norms=True),
+    "dots1": ArchitectureFacts(
+        qk_norm="head", router_bias=True
+    ),  # Dots1TopkRouter keeps its e_score_correction_bias
     "olmoe": _FULL_NORM,
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True),
