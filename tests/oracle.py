@@ -651,12 +651,43 @@ def _kv(metrics: Any, truth: Truth) -> list[str]:
     )
 
 
+def _build_model(cfg_obj: Any) -> tuple[Any, list[str]]:
+    """The model of the first class that builds on the meta device, or None and why each failed."""
+    import torch
+
+    failures: list[str] = []
+    try:
+        classes = sweep_model_classes(cfg_obj)
+    except Exception as exc:  # a modeling module that fails to import (a missing optional package)
+        return None, [_one_line(exc, 160)]
+    for cls in classes:
+        try:
+            with _quiet(), torch.device("meta"), _no_torch_init():
+                return cls(cfg_obj), failures
+        except Exception as exc:
+            failures.append(f"{cls.__name__}: {_one_line(exc, 160)}")
+    return None, failures
+
+
+def _filled_sizes(cfg_obj: Any) -> dict[str, Any]:
+    """Sizes a configuration class leaves None by default although its model needs them (Ministral's and
+    HunYuan's head_dim, Nemotron's num_key_value_heads), as the classes' docstrings define them: the
+    head width hidden_size // num_attention_heads, and as many KV heads as heads."""
+    hidden, heads = getattr(cfg_obj, "hidden_size", None), getattr(cfg_obj, "num_attention_heads", None)
+    out: dict[str, Any] = {}
+    if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
+        if hasattr(cfg_obj, "head_dim") and cfg_obj.head_dim is None:
+            out["head_dim"] = hidden // heads
+        if hasattr(cfg_obj, "num_key_value_heads") and cfg_obj.num_key_value_heads is None:
+            out["num_key_value_heads"] = heads
+    return out
+
+
 def sweep_row(case: Case) -> Row:
     """Build the case's model on the meta device and compare hubdiff's figures with it: the config-only
     estimate (total, every component, active, layer census) and the header path on a header-only
     skeleton of the model's own tensors (no tensor in ``other``, active right, no config-vs-tensors
     check raised)."""
-    import torch
 
     from hubdiff._metrics import MetricsOptions, _checks, compute_metrics
     from hubdiff.snapshot import Snapshot, Tensor
@@ -664,19 +695,18 @@ def sweep_row(case: Case) -> Row:
     cfg_obj, reason = build_config(case.config)
     if cfg_obj is None:
         return Row(case.model_type, case.variation, "", "not built", (), (reason,))
-    model = None
-    failures = []
-    try:
-        classes = sweep_model_classes(cfg_obj)
-    except Exception as exc:  # a modeling module that fails to import (a missing optional package)
-        classes, failures = [], [_one_line(exc, 160)]
-    for cls in classes:
-        try:
-            with _quiet(), torch.device("meta"), _no_torch_init():
-                model = cls(cfg_obj)
-            break
-        except Exception as exc:
-            failures.append(f"{cls.__name__}: {_one_line(exc, 160)}")
+    model, failures = _build_model(cfg_obj)
+    filled = _filled_sizes(cfg_obj) if model is None else {}
+    if filled:  # defaults the class leaves unset but its model divides by: set as the class documents them
+        again, _ = build_config({**case.config, **filled})
+        if again is not None:
+            built, _ = _build_model(again)
+            if built is not None:
+                case, cfg_obj, model = (
+                    Case(case.model_type, case.variation, {**case.config, **filled}),
+                    again,
+                    built,
+                )
     if model is None:
         return Row(
             case.model_type,
@@ -691,6 +721,10 @@ def sweep_row(case: Case) -> Row:
     config = {**case.config, "architectures": [cls.__name__]}
     head = (f"sweep/{case.model_type}", "main", "", None, config, None, (), {})
     by_config = compute_metrics(Snapshot(*head), MetricsOptions(config_only=True))
+    if not by_config.kv.context_tokens and by_config.kv.groups:
+        # a model with no context length of its own (BLOOM's ALiBi): the user gives one (--context); the
+        # per-token figures compared here do not depend on it
+        by_config = compute_metrics(Snapshot(*head), MetricsOptions(config_only=True, context=2048))
     skeleton = Snapshot.of_tensors(
         *head, tensors=[Tensor(n, d, s, "model.safetensors") for n, d, s in truth.tensors]
     )

@@ -332,6 +332,7 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
         ASSUMPTIONS as ESTIMATE_ASSUMPTIONS,  # not imported by a run whose metrics are cached
     )
     from .estimate import synthesize
+    from .quantized import basis, stored_tensors, unread_exclusions
     from .unverified import architecture_assumption, unverified_reasons
 
     if options.config_reader not in CONFIG_READERS:
@@ -349,7 +350,8 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
         count_mtp=options.count_mtp,
         indexer_pooling=options.indexer_pooling,
     )
-    estimate = count_parameters(synthesize(cfg, layers), cfg, layers)
+    # as the release stores it: a quantization_config's packed values and scales (``quantized``)
+    estimate = count_parameters(stored_tensors(cfg, synthesize(cfg, layers), layers), cfg, layers)
     _ = (cfg.experts_per_token, cfg.num_shared_experts)  # read by the figures; known as read before the audit
     unverified = unverified_reasons(cfg, layers)
     if not kv.context_tokens and kv.groups:
@@ -361,7 +363,11 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
             "parameters estimated from config.json alone",
             architecture_assumption(cfg),
             *ESTIMATE_ASSUMPTIONS,
+            "weights " + basis(cfg).removeprefix("estimated from config.json").lstrip(": "),
         )
+        unread = unread_exclusions(cfg)
+        if unread:
+            unverified += (f"quantization_config ignore patterns not read: {', '.join(unread)[:200]}",)
         if options.witness:
             verdict = _witness(snapshot, cfg, layers, estimate)
             if verdict.agrees is False:  # two readings of one config that differ: neither is vouched for

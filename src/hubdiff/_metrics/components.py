@@ -155,6 +155,7 @@ class ParamReport:
     by_dtype: dict[str, int] = field(default_factory=dict)
     scale_elements: int = 0
     scale_bytes: int = 0
+    stored_bytes: int = 0  # every tensor's bytes as stored, scales included (packed values as packed)
     mtp_embedding_copies: int = 0  # embedding / head copies stored inside MTP layers
     routed_by_layer: dict[int, int] = field(default_factory=dict)
     experts_by_layer: dict[int, int] = field(default_factory=dict)
@@ -178,7 +179,7 @@ def _logical(name: str, dtype: str, shape: tuple[int, ...], bits: int, packed_u8
     if dtype == "U8" and last == "weight" and packed_u8_weights:  # NVFP4 / NF4: two 4-bit values a byte
         return elements * 2
     if dtype == "I32" and last in ("qweight", "weight_packed"):
-        return elements * (32 // bits if bits in (2, 3, 4, 8) else 8)
+        return elements * 32 // bits if bits in (2, 3, 4, 8) else elements * 8
     return elements
 
 
@@ -188,7 +189,8 @@ def _is_scale(segments: list[str]) -> bool:
         return False
     return (
         last.endswith(_SCALE_SUFFIXES)
-        or last in ("scales", "scale", "zeros", "g_idx")
+        or last in ("scales", "scale", "zeros", "g_idx", "SCB", "weight_format")
+        or "quant_state" in segments  # bitsandbytes 4-bit: weight.quant_state.bitsandbytes__nf4
         or bool(_NUMBERED_SCALE.search(last))
     )
 
@@ -288,10 +290,11 @@ class _Tally:
         ``other_names``) when they are not all ``name``."""
         report = self.report
         segments = name.split(".")
+        elements = 1
+        for d in shape:
+            elements *= d
+        report.stored_bytes += (dtypes.nbytes(dtype, elements) or 0) * copies
         if _is_scale(segments):
-            elements = 1
-            for d in shape:
-                elements *= d
             report.scale_elements += elements * copies
             report.scale_bytes += (dtypes.nbytes(dtype, elements) or 0) * copies
             return

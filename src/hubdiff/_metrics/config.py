@@ -54,13 +54,37 @@ def _num(value: Any) -> int | None:
     return None
 
 
-# Keys that hold a size or a multiplier, by name: hubdiff's readers and transformers' classes multiply
-# them, so the boundary (_source/config_bounds.check_config) refuses strings and out-of-range numbers there.
-# transformers' own type hints of every field so named are int, float or lists of them.
+# The role of a number, by name: a size, count or multiplier (SIZE_KEY, MULTIPLIER_KEY), as opposed to
+# an id, an epsilon or a dropout. The boundary (_source/config_bounds.check_config) bounds a key only when
+# its role is one of these AND something uses it as a number: a configuration class of transformers
+# declares it so (_source/numeric_keys, generated) or hubdiff's own readers read it (HUBDIFF_NUMERIC_KEYS).
 SIZE_KEY = re.compile(
     r"(^|_)(size|dim|channels|heads|rank|depth|embd|layers|blocks|experts)$|^d_model$|^(n|num)_"
 )
 MULTIPLIER_KEY = re.compile(r"(^|_)(mult|multiplier|factor|expand)$|(^|(?<!aspect)_)ratio$")
+# Sizes hubdiff's readers take as numbers that no configuration class of transformers declares (remote
+# code's spellings: Nemotron-NAS block_configs, Kimi's linear_attn_config, DeepSeek-VL's vt_* tower...)
+HUBDIFF_NUMERIC_KEYS = frozenset(
+    {
+        "block_auto_adjust_ff_dim",
+        "expert_intermediate_size",
+        "ffn_mult",
+        "full_attn_layers",
+        "ignored_layers",
+        "kda_layers",
+        "layers_num_experts",
+        "n_heads_in_group",
+        "num_bits",
+        "padded_vocab_size",
+        "routed_expert_hidden_size",
+        "swa_v_head_dim",
+        "vision_feature_layers",
+        "vt_hidden_size",
+        "vt_intermediate_size",
+        "vt_num_hidden_layers",
+        "weight_block_size",
+    }
+)
 # The sizes of a vision tower that its readers take as a list; every other is taken as one number
 VISION_LIST_SIZES = frozenset({"merge_kernel_size"})
 

@@ -78,6 +78,9 @@ class ArchitectureFacts:
     learned_positions: int | None = None  # a position table of max_position_embeddings + this many rows
     embedding_norm: bool = False  # a LayerNorm right after the embedding (BLOOM)
     activation_params: int = 0  # a learned activation's own parameters in each dense MLP (xIELU: 4)
+    gated_any_activation: bool = False  # gated whatever the activation (BitNet's squared-ReLU GLU)
+    # BitNet's sub-norms: attn_sub_norm (hidden wide) before o_proj, ffn_sub_norm (intermediate) before down_proj
+    sub_norms: bool = False
     # Falcon's switches: ``bias`` biases every projection; ``multi_query`` means one KV head unless
     # ``new_decoder_architecture``; ``parallel_attn`` shares one norm (two with num_ln_in_parallel_attn 2)
     falcon_switches: bool = False
@@ -85,6 +88,9 @@ class ArchitectureFacts:
     # word_embed_proj_dim (an embedding narrower than the model, projected in and out)
     opt_switches: bool = False
     shared_expert_gate: bool = True  # a sigmoid gate beside a shared expert sized by its own key (Qwen2-MoE)
+    fixed_shared_experts: int = (
+        0  # shared experts the class always builds, no key saying so (HunYuan's shared_mlp)
+    )
     diff_lambdas: bool = False  # Differential attention's four lambda vectors of head_dim (DiffLlama)
     switched_qk_norm: str | None = None  # q/k norms' width when the config switches them on ("full")
     qk_norm_bias: bool = True  # with norm_bias: whether the q/k norms are biased too
@@ -130,19 +136,31 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
     "qwen3_vl_text": _HEAD_NORM,
     "qwen3_vl_moe_text": _HEAD_NORM,
-    "dots1": _HEAD_NORM,
     "exaone4": _HEAD_NORM,
-    "hunyuan_v1_moe": _HEAD_NORM,
+    "hunyuan_v1_moe": ArchitectureFacts(qk_norm="head", fixed_shared_experts=1),
     "hunyuan_v1_dense": _HEAD_NORM,
     "gemma2": ArchitectureFacts(norms_per_layer=4),
     "gemma3_text": ArchitectureFacts(qk_norm="head", norms_per_layer=4),
     "olmo2": _FULL_NORM,
     "olmo3": _FULL_NORM,
+    "olmo_hybrid": _FULL_NORM,  # its attention layers' q/k norms are OLMo 3's, full width
+    "bitnet": ArchitectureFacts(gated_any_activation=True, sub_norms=True),
+    "dots1": ArchitectureFacts(
+        qk_norm="head", router_bias=True
+    ),  # Dots1TopkRouter keeps its e_score_correction_bias
     "olmoe": _FULL_NORM,
     "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
     "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True),
-    "nemotron": ArchitectureFacts(gated_mlp=False),
-    "ernie4_5_moe": ArchitectureFacts(router_bias=True),
+    "nemotron": ArchitectureFacts(gated_mlp=False, norm_bias=True),  # LayerNorm1P: weight and bias
+    # use_bias biases q, k, v, o, the dense and shared MLPs and the head (modeling_ernie4_5_moe.py)
+    "ernie4_5_moe": ArchitectureFacts(
+        router_bias=True,
+        qkv_bias=Switch(("use_bias",)),
+        o_bias=Switch(("use_bias",)),
+        mlp_bias=Switch(("use_bias",)),
+        shared_expert_bias=True,
+        head_bias=Switch(("use_bias",)),
+    ),
     "mllama_text_model": ArchitectureFacts(extra_embedding_rows=8),
     "dbrx": ArchitectureFacts(fused_qkv=True, stacked_experts=True),
     "glm4": ArchitectureFacts(norms_per_layer=4, o_bias=NEVER, fused_gate_up=True),
@@ -315,6 +333,8 @@ def facts(cfg: ArchConfig) -> tuple[ArchitectureFacts, bool]:
 
 def _gated(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
     act = cfg.get("mlp_hidden_act", "hidden_act", "activation_function")
+    if arch.gated_any_activation:
+        return True
     return arch.gated_mlp and not (isinstance(act, str) and act.lower() in _NON_GATED_ACTS)
 
 
@@ -885,6 +905,12 @@ def _mlp(
         inter = dense_intermediate(cfg) // arch.mlp_width_divisor
         if arch.ffn_auto_adjust and cfg.get("block_auto_adjust_ff_dim") is not False:
             inter = _auto_adjusted(cfg, inter)
+        if arch.sub_norms:
+            norms = [
+                (p + "self_attn.attn_sub_norm.weight", dt, (h,)),
+                (m + "ffn_sub_norm.weight", dt, (inter,)),
+            ]
+            return _dense(m, h, inter, dt, gated, bias) + norms
         if arch.activation_params:
             act = [(m + "act_fn.parameters", dt, (arch.activation_params,))]
             return _dense(m, h, inter, dt, gated, bias) + act
@@ -921,7 +947,7 @@ def _mlp(
             (m + "experts.gate_up_proj_bias", dt, (experts, up_rows)),
             (m + "experts.down_proj_bias", dt, (experts, eh)),
         ]
-    n_shared = cfg.num_shared_experts
+    n_shared = cfg.num_shared_experts or arch.fixed_shared_experts
     shared_inter = (
         cfg.number(
             "shared_expert_intermediate_size",

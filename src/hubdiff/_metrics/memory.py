@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..dtypes import nbytes
 from . import Metrics
 
 
@@ -53,8 +52,10 @@ def total_memory(
     if stored_bytes is not None:
         weights, stored = stored_bytes, "weights: the stored bytes of every tensor (safetensors headers)"
     else:
-        weights = sum(nbytes(d, n) or 0 for d, n in metrics.params.by_dtype.items())
-        stored = "weights: the estimate's parameters in its dtype (a quantized release stores less: read its headers)"
+        from .quantized import basis
+
+        weights = metrics.params.stored_bytes
+        stored = "weights: " + basis(metrics.cfg).removeprefix("estimated from config.json").lstrip(": ")
     assumptions = [
         stored,
         f"KV cache at {tokens:,} tokens a sequence in {kv.kv_dtype}, sliding windows capped",

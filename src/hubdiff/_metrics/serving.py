@@ -100,8 +100,12 @@ RULES: dict[str, str] = {
     "the first holds the embedding, the last the head and final norm (vllm/distributed/utils.py get_pp_indices)",
     "pp_more": "more pipeline stages than layers leaves a stage with none (vllm/distributed/utils.py get_pp_indices)",
     # the pool
-    "block_size": "block size: 16 (CacheConfig.DEFAULT_BLOCK_SIZE; FlashAttention kernels take multiples of 16), "
-    "64 for MLA (FlashMLA kernel blocks) (vllm/config/cache.py, platforms/interface.py)",
+    "block_size": "block size: the kernel block of the attention backend vLLM picks for the GPU class "
+    "(--gpu-class; vllm/platforms/cuda.py _get_backend_priorities, each backend's "
+    "get_supported_kernel_block_sizes): 16 for FlashAttention (multiples of 16); MLA on sm90 FLASH_ATTN_MLA, any "
+    "multiple of 16, so 16 (v1/attention/backends/mla/flashattn_mla.py; it takes no FP8 cache, which goes to "
+    "FLASHMLA, 64: mla/flashmla.py); on sm100 FLASHINFER_MLA, [32, 64], so 32 (mla/flashinfer_mla.py); sparse "
+    "MLA (DSA) FLASHMLA_SPARSE, 64 (mla/flashmla_sparse.py)",
     "mamba_align": "hybrid models raise the attention block size until an attention page holds a Mamba page, "
     "then pad the Mamba page to it (vllm/platforms/interface.py _align_hybrid_block_size)",
     "unify": "page sizes are unified: a smaller attention page scales its block size when it divides the largest, "
@@ -120,8 +124,8 @@ RULES: dict[str, str] = {
     "pages a sequence (kv_cache_interface.py ChunkedLocalAttentionSpec)",
     "state_pages": "a Mamba / linear-attention layer holds fixed pages a sequence: 2 in mamba_cache_mode 'align' "
     "(prefix caching, the default for generative hybrids), +1 prefill checkpoint for Mamba-2 mixers and for Gated "
-    "DeltaNet prefilled by FlashInfer (Hopper; its checkpoints every 64 tokens make the attention block a multiple "
-    "of 64), 1 in 'none' (kv_cache_interface.py MambaSpec.max_memory_usage_bytes; models/config.py "
+    "DeltaNet prefilled by FlashInfer (sm90: its checkpoints every 64 tokens make the attention block a multiple "
+    "of 64; on sm100 the Triton prefill exports none), 1 in 'none' (kv_cache_interface.py MambaSpec.max_memory_usage_bytes; models/config.py "
     "MambaModelConfig; mamba/mamba_mixer2.py, mamba/gdn/qwen_gdn_linear_attn.py get_kv_cache_spec)",
     "in_flight": "in-flight tokens: max_concurrent_batches x max_num_batched_tokens; 2 batches with async "
     "scheduling (the default), pp + 1 under pipeline parallelism with Model Runner V2 (vllm/config/vllm.py "
@@ -135,9 +139,33 @@ RULES: dict[str, str] = {
 }
 
 
-# Gated DeltaNet on Hopper prefills with FlashInfer, which exports mid-prefill checkpoints every 64 tokens
-# (v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT; qwen_gdn_linear_attn.py)
+# Gated DeltaNet on Hopper (sm90) prefills with FlashInfer, which exports mid-prefill checkpoints every 64
+# tokens (v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT; qwen_gdn_linear_attn.py);
+# elsewhere the Triton prefill exports none
 GDN_CHECKPOINT_ALIGNMENT = 64
+GDN_FLASHINFER_PREFILL = frozenset({"sm90"})
+
+
+@dataclass(frozen=True)
+class AttentionBackend:
+    """The attention backend vLLM picks for a model's attention on a GPU class, and its kernel block."""
+
+    name: str
+    block: int
+
+
+def attention_backend(gpu_class: str, mla: bool, sparse: bool, fp8: bool) -> AttentionBackend:
+    """vLLM's first valid backend in platforms/cuda.py _get_backend_priorities for the GPU class (RULES
+    "block_size"): the smallest kernel block it supports is the pool's block size."""
+    if not mla:
+        return AttentionBackend("FLASH_ATTN" if gpu_class == "sm90" else "FLASHINFER", 16)
+    if sparse:
+        return AttentionBackend("FLASHMLA_SPARSE", 64)
+    if gpu_class == "sm100":
+        return AttentionBackend("FLASHINFER_MLA", 32)
+    if fp8:  # FLASH_ATTN_MLA's supported_kv_cache_dtypes hold no FP8
+        return AttentionBackend("FLASHMLA", 64)
+    return AttentionBackend("FLASH_ATTN_MLA", 16)
 
 
 def table_text(reports: list[ServingReport]) -> str:
@@ -334,25 +362,13 @@ def _tensors(metrics: Metrics, patterns: Iterable[Pattern]) -> Iterator[_Tensor]
     """Every tensor once per layer value (as ``count_patterns`` classifies them), or the config's estimate."""
     by_layer = {x.index: x for x in metrics.layers}
     n = metrics.cfg.num_layers
-    if metrics.basis != "headers":
+    if metrics.basis != "headers":  # the estimate as the release stores it (its quantization_config)
         from .estimate import synthesize
+        from .quantized import stored_tensors
 
-        block = _fp8_block(metrics)
-        skip = _not_converted(metrics)
-        for name, dtype, shape in synthesize(metrics.cfg, list(metrics.layers)):
+        layers = list(metrics.layers)
+        for name, dtype, shape in stored_tensors(metrics.cfg, synthesize(metrics.cfg, layers), layers):
             component, layer = classify(name, shape, by_layer, n)
-            matrix = len(shape) == 2 and name.endswith(".weight")
-            stacked = len(shape) == 3 and component == "routed_experts"  # [experts, out, in]
-            if (
-                block is not None
-                and component in _FP8_COMPONENTS
-                and (matrix or stacked)
-                and not any(s in name for s in skip)
-            ):
-                yield _Tensor(name, "F8_E4M3", shape, 1, component, layer)
-                scales = (*shape[:-2], -(-shape[-2] // block[0]), -(-shape[-1] // block[1]))
-                yield _Tensor(name + "_scale_inv", "F32", scales, 1, component, layer)
-                continue
             yield _Tensor(name, dtype, shape, 1, component, layer)
         return
     for p in patterns:
@@ -372,30 +388,6 @@ def _tensors(metrics: Metrics, patterns: Iterable[Pattern]) -> Iterator[_Tensor]
                 one = name[:start] + str(value) + name[start + len(str(p.index_sets[layer_at][0])) :]
             component, layer = classify(one, p.shape, by_layer, n)
             yield _Tensor(one, p.dtype, p.shape, copies, component, layer)
-
-
-# What an FP8 block-quantized release (quantization_config quant_method "fp8" with weight_block_size, as
-# DeepSeek-V3's) stores in FP8: the projections; embeddings, head, norms and routers stay in the model dtype.
-_FP8_COMPONENTS = frozenset(
-    {"attention", "dense_mlp", "routed_experts", "shared_experts", "linear_attention", "dsa_indexer"}
-)
-
-
-def _fp8_block(metrics: Metrics) -> tuple[int, int] | None:
-    """The weight block of an FP8 block-quantized config, when the config says so (None otherwise)."""
-    quant = metrics.cfg.quantization
-    block = quant.get("weight_block_size")
-    if str(quant.get("quant_method", "")).lower() != "fp8" or not isinstance(block, list) or len(block) != 2:
-        return None
-    if not all(isinstance(b, int) and not isinstance(b, bool) and 1 <= b <= 1 << 16 for b in block):
-        return None
-    return block[0], block[1]
-
-
-def _not_converted(metrics: Metrics) -> tuple[str, ...]:
-    quant = metrics.cfg.quantization
-    names = quant.get("modules_to_not_convert") or quant.get("ignored_layers") or []
-    return tuple(str(x) for x in names if isinstance(x, str) and x)[:1000] if isinstance(names, list) else ()
 
 
 def _tensor_bytes(t: _Tensor) -> int:
@@ -546,6 +538,7 @@ def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
     dtype = metrics.kv.kv_dtype
     b = _kv_bytes(dtype)
     fp8 = dtype in ("fp8", "f8")
+    gdn_flashinfer = options.gpu_class in GDN_FLASHINFER_PREFILL
     out: list[Cache] = []
     chunk = cfg.number("attention_chunk_size")
     kv_lora = cfg.number("kv_lora_rank", default=0) or 0
@@ -631,9 +624,11 @@ def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
                         total,
                         "; ".join(parts),
                         "state_heads",
-                        checkpoint_page=which == "gdn"
+                        checkpoint_page=(which == "gdn" and gdn_flashinfer)
                         or (which == "mamba" and mamba_shape(cfg).version == 2),
-                        checkpoint_alignment=GDN_CHECKPOINT_ALIGNMENT if which == "gdn" else None,
+                        checkpoint_alignment=GDN_CHECKPOINT_ALIGNMENT
+                        if which == "gdn" and gdn_flashinfer
+                        else None,
                     )
                 )
     return out
@@ -765,15 +760,26 @@ def pool(
     attention = [c for c in layer_caches if c.kind != "state"]
     state = [c for c in layer_caches if c.kind == "state"]
     mode = options.mamba_cache_mode if attention else "none"  # attention-free models cache no prefix
-    block = options.block_size or (64 if mla else 16)
-    steps.append(f"block size {block}" + (" (--block-size)" if options.block_size else " [block_size]"))
+    sparse = any(c.kind == "indexer" for c in layer_caches) or any(
+        x.attention == "dsa" for x in metrics.layers
+    )
+    backend = attention_backend(options.gpu_class, mla, sparse, dtype in ("fp8", "f8"))
+    block = options.block_size or backend.block
+    steps.append(
+        f"block size {block}"
+        + (
+            " (--block-size)"
+            if options.block_size
+            else f" ({backend.name} on {options.gpu_class}) [block_size]"
+        )
+    )
     state_page: int | None = None
     # every recurrent layer exports prefill checkpoints (mamba_abstract get_mamba_prefill_checkpoint_alignment)
     exports = mode == "align" and bool(state) and all(c.checkpoint_alignment is not None for c in state)
     if attention and state:
         attn_1 = next(c.engine for c in attention if c.kind != "indexer")
         mamba_page = max(c.engine for c in state)
-        kernel = 64 if mla else 16
+        kernel = backend.block
         align = max(kernel, block, 128 if mla else 0)
         if exports:
             align = math.lcm(align, *(c.checkpoint_alignment or 1 for c in state))
@@ -1030,6 +1036,7 @@ class ServingReport:
             "kv_dtype": self.kv_dtype,
             "gpu_memory": o.gpu_memory,
             "gpu_memory_utilization": o.gpu_memory_utilization,
+            "gpu_class": o.gpu_class,
             "weights": {
                 "per_rank": self.weight_bytes_per_rank,
                 "all_ranks": self.weight_bytes_all_ranks,
@@ -1154,11 +1161,10 @@ def serving_report(metrics: Metrics, patterns: Iterable[Pattern], options: Servi
     result = pool(metrics, options, layer_caches, [s.per_rank for s in stages])
     if metrics.basis == "headers":
         basis = "from safetensors headers"
-    elif _fp8_block(metrics) is not None:
-        b = _fp8_block(metrics) or (0, 0)
-        basis = f"estimated from config.json: projections FP8 with a float32 scale per {b[0]}×{b[1]} block, the rest BF16"
     else:
-        basis = "estimated from config.json in BF16 (a quantized release stores less: read its headers)"
+        from .quantized import basis as estimate_basis
+
+        basis = estimate_basis(metrics.cfg)
     assumptions = [RULES["mtp"]] if any(x.mtp for x in metrics.layers) else []
     if metrics.unverified:
         assumptions.append("the metrics these rest on are unverified: " + "; ".join(metrics.unverified)[:300])

@@ -19,6 +19,11 @@ from .components import COMPONENTS
 VLLM_VERSION = "0.33.0"
 MAMBA_CACHE_MODES = ("align", "none")
 DEFAULT_UTILIZATION = 0.92  # vllm/config/cache.py CacheConfig.gpu_memory_utilization
+# The GPU class decides the attention backends vLLM picks (platforms/cuda.py _get_backend_priorities),
+# and with them the MLA block size and the Gated DeltaNet prefill: sm90 (Hopper, H100/H200) or sm100
+# (Blackwell, B200/GB200). sm90 unless --gpu-class says otherwise.
+GPU_CLASSES = ("sm90", "sm100")
+DEFAULT_GPU_CLASS = "sm90"
 DEFAULT_BATCHED_TOKENS = 8192  # engine/arg_utils.py get_batch_defaults: vllm serve on a >= 70 GiB GPU
 EP_MULTIPLE_RULE = (
     "the expert-parallel group is the tensor-parallel group flattened across data parallelism, "
@@ -44,7 +49,8 @@ class ServingOptions:
     pp: int = 1
     gpu_memory: int | None = None  # bytes of one GPU
     gpu_memory_utilization: float = DEFAULT_UTILIZATION
-    block_size: int | None = None  # None: the backend's (16, or 64 for MLA)
+    block_size: int | None = None  # None: the backend's (serving.attention_backend)
+    gpu_class: str = DEFAULT_GPU_CLASS  # which backends vLLM picks (GPU_CLASSES)
     max_num_batched_tokens: int = DEFAULT_BATCHED_TOKENS
     mamba_cache_mode: str = "align"
 
@@ -67,6 +73,8 @@ class ServingOptions:
         if part in ("pool", "fit"):
             if self.block_size is not None:
                 out.append(f"bs{self.block_size}")
+            if self.gpu_class != DEFAULT_GPU_CLASS:
+                out.append(self.gpu_class)
             if self.max_num_batched_tokens != DEFAULT_BATCHED_TOKENS:
                 out.append(f"batched{self.max_num_batched_tokens}")
             if self.mamba_cache_mode != "align":
@@ -115,6 +123,8 @@ def checked_options(options: ServingOptions) -> ServingOptions:
         raise UsageError(
             f"--max-num-batched-tokens {options.max_num_batched_tokens!r}: must be from 1 to 2^24"
         )
+    if options.gpu_class not in GPU_CLASSES:
+        raise UsageError(f"--gpu-class {options.gpu_class!r}: must be one of {', '.join(GPU_CLASSES)}")
     if options.mamba_cache_mode not in MAMBA_CACHE_MODES:
         raise UsageError(f"--mamba-cache-mode {options.mamba_cache_mode!r}: must be align or none")
     return options
@@ -141,7 +151,7 @@ SERVING_FIGURES: dict[str, str] = {**_PARALLEL_FIGURES, **_POOL_FIGURES, **_FIT_
 
 _TOKEN = re.compile(
     r"^(?:(?P<par>tp|ep|pp)(?P<n>\d{1,4})|bs(?P<bs>\d{1,5})|batched(?P<bt>\d{1,8})|mamba-(?P<mm>align|none)"
-    r"|util(?P<u>0?\.\d{1,4}|1(?:\.0{0,4})?)|(?P<mem>\d[\d.]{0,12}\s*[KMGT]i?B))$",
+    r"|util(?P<u>0?\.\d{1,4}|1(?:\.0{0,4})?)|(?P<gpu>sm90|sm100)|(?P<mem>\d[\d.]{0,12}\s*[KMGT]i?B))$",
     re.IGNORECASE,
 )
 
@@ -163,7 +173,7 @@ def split_name(name: str) -> tuple[str, ServingOptions] | None:
         if not m or len(token) > 40:
             raise UsageError(
                 f"{name[:80]!r}: {token[:40]!r} is not tpN, epN, ppN, a GPU memory (80GB, 80GiB), utilX, bsN, "
-                "batchedN or mamba-align/none"
+                "batchedN, mamba-align/none or a GPU class (sm90, sm100)"
             )
         key = (
             m["par"].lower()
@@ -176,6 +186,8 @@ def split_name(name: str) -> tuple[str, ServingOptions] | None:
             if m["mm"]
             else "gpu_memory_utilization"
             if m["u"]
+            else "gpu_class"
+            if m["gpu"]
             else "gpu_memory"
         )
         if key in values:
@@ -190,6 +202,8 @@ def split_name(name: str) -> tuple[str, ServingOptions] | None:
             values[key] = m["mm"].lower()
         elif m["u"]:
             values[key] = float(m["u"])
+        elif m["gpu"]:
+            values[key] = m["gpu"].lower()
         else:
             values[key] = parse_memory(m["mem"])
     if "tp" not in values:
@@ -230,7 +244,16 @@ def add_arguments(parser: Any) -> None:
         help=f"share of it vLLM may use (default {DEFAULT_UTILIZATION}, vLLM's)",
     )
     group.add_argument(
-        "--block-size", type=int, help="KV block size (default: the backend's, 16; 64 for MLA)"
+        "--block-size",
+        type=int,
+        help="KV block size (default: the attention backend's for the GPU class: 16; MLA 16 on sm90, 32 on sm100, "
+        "64 for FP8 or sparse MLA)",
+    )
+    group.add_argument(
+        "--gpu-class",
+        choices=GPU_CLASSES,
+        default=DEFAULT_GPU_CLASS,
+        help="GPU class, for the attention backends vLLM picks: sm90 (Hopper, the default) or sm100 (Blackwell)",
     )
     group.add_argument(
         "--max-num-batched-tokens",
@@ -265,6 +288,7 @@ def options_from_args(args: Any) -> list[ServingOptions]:
         gpu_memory=parse_memory(memory) if memory is not None else None,
         gpu_memory_utilization=args.gpu_memory_utilization,
         block_size=args.block_size,
+        gpu_class=getattr(args, "gpu_class", DEFAULT_GPU_CLASS),
         max_num_batched_tokens=args.max_num_batched_tokens,
         mamba_cache_mode=args.mamba_cache_mode,
     )

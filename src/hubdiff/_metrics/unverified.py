@@ -73,6 +73,12 @@ _IRRELEVANT = frozenset(
         "pretraining_tp",
         "tie_word_embeddings",
         "use_cache",
+        "num_steps",  # training bookkeeping: the checkpoint's step ("global_step100000", polyglot-ko)
+        "moe_norm_min",  # ERNIE 4.5's floor of the routing weights' sum
+        "expert_selection_fn",  # Cohere2-MoE: softmax or sigmoid over the router's logits
+        "shared_expert_combination_strategy",  # Cohere2-MoE: sum or average of shared and routed outputs
+        "scale_depth",  # MiniCPM's residual scale, scale_depth / sqrt(layers)
+        "dim_model_base",  # MiniCPM's logit scale, hidden_size / dim_model_base
         "bos_token_id",
         "eos_token_id",
         "pad_token_id",
@@ -172,6 +178,10 @@ _NULL_MEANS_NONE = frozenset(
         "rope_scaling",
         "n_inner",  # GPT-2: 4 x n_embd
         "num_ln_in_parallel_attn",  # Falcon: two with new_decoder_architecture, else one
+        # a null MTP count: no MTP layers, as the classes build them (ERNIE 4.5's num_mtp_layers: None)
+        "num_nextn_predict_layers",
+        "num_mtp_layers",
+        "mtp_num_hidden_layers",
         # spellings of the context length: a null one beside another that is set hides nothing (and with
         # none set, "no context length" is said on its own)
         "max_sequence_length",
@@ -181,6 +191,10 @@ _NULL_MEANS_NONE = frozenset(
     }
 )
 
+
+# Keys a configuration class of transformers turns into its layer_types (Cohere2-MoE's pattern of the
+# dense prefix layers): understood when the config was read through that class, whose layer_types are read
+_RESOLVED_INTO_LAYER_TYPES = frozenset({"prefix_dense_sliding_window_pattern"})
 
 MAX_REASONS = 12
 # Sub-configs hubdiff reads (or that hold no model); any other one with a model's keys is not counted
@@ -245,6 +259,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         if value is not None and value != built:
             reasons.append(f"{key} {value!r}: a layout transformers' {cfg.model_type} class does not build")
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
+    if cfg.via_transformers:  # the class has written these into the layer_types read
+        understood |= _RESOLVED_INTO_LAYER_TYPES
     parts = [raw.get(k) for k in BLOCK_PARTS]
     flat = dict(raw)
     for part in parts:

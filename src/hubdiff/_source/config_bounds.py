@@ -13,6 +13,7 @@ from typing import Any
 from .._metrics.config import (
     EXPERT_KEYS,
     EXPERTS_PER_TOKEN_KEYS,
+    HUBDIFF_NUMERIC_KEYS,
     LAYER_KEYS,
     MAX_DIM,
     MAX_LAYERS,
@@ -24,6 +25,7 @@ from .._metrics.config import (
     VISION_CONFIG_KEYS,
 )
 from .layout import LayoutProblem
+from .numeric_keys import TRANSFORMERS_NUMERIC_KEYS
 
 # Config keys that something downstream turns into one object per layer or per expert: their values are
 # bounded here, before anything is allocated, far above any released model (128 layers, 512 experts).
@@ -59,12 +61,17 @@ OBJECT_KEYS = frozenset(
 MAX_LABELS = 131_072
 LABEL_MAP_KEYS = frozenset({"id2label", "label2id"})
 
-# Sizes and multipliers (SIZE_KEY, MULTIPLIER_KEY: by name): hubdiff's readers and transformers'
-# classes multiply these (hidden x intermediate, embed_dim x patch_size^2 ...), so a string there is
-# repeated (a 2.4 GB string from "embed_dim": "x"*1000 and a patch size), a huge float overflows (1e308 x
-# hidden is inf, which int() refuses), and a huge count is looped over (mimi's num_residual_layers).
-# The only strings so named in transformers' type hints are the "auto" of a Mamba dt rank and layer
+# Sizes and multipliers: hubdiff's readers and transformers' classes multiply these (hidden x
+# intermediate, embed_dim x patch_size^2 ...), so a string there is repeated (a 2.4 GB string from
+# "embed_dim": "x"*1000 and a patch size), a huge float overflows (1e308 x hidden is inf, which int()
+# refuses), and a huge count is looped over (mimi's num_residual_layers). Bounded by use: a key is sized
+# only when something takes it as a number (USED_AS_NUMBER) and its role is a size, count or multiplier
+# (SIZE_KEY, MULTIPLIER_KEY; not an id, epsilon or dropout). A key nobody reads as a number is compared
+# as it is, whatever its name: Command R7B's "order_of_interleaved_layers": "local_attn_first", or
+# polyglot-ko's "num_steps": "global_step100000" (training bookkeeping).
+# The only strings so used in transformers' type hints are the "auto" of a Mamba dt rank and layer
 # names in a list of layers.
+USED_AS_NUMBER = TRANSFORMERS_NUMERIC_KEYS | HUBDIFF_NUMERIC_KEYS
 LOOPED_KEY = re.compile(r"(^|_)(layers|blocks)$")  # counts something loops over, one step at a time
 MAX_MULTIPLIER = 1 << 20  # x a size of at most MAX_DIM: at most 2**61, exact in a float
 
@@ -127,7 +134,8 @@ def check_config(config: dict[str, Any], file: str) -> None:
     Checked at any nesting level (``text_config``, ``vision_config``, objects in lists such as
     ``block_configs``), before transformers or hubdiff's readers see a value: the keys that drive
     per-layer or per-expert work, what transformers expands (labels, per-layer configs), and every
-    size or multiplier (by name, see ``SIZE_KEY``); every other key is compared as it is, never sized.
+    size or multiplier something reads as a number (``USED_AS_NUMBER``); every other key is compared as
+    it is, never sized.
     """
     layers = experts = 0
     stack: list[tuple[str, dict[str, Any]]] = [("", config)]
@@ -175,7 +183,7 @@ def check_config(config: dict[str, Any], file: str) -> None:
                     raise LayoutProblem(file, f"{path} is not a string of at most {MAX_LAYERS:,} characters")
             elif key in OBJECT_KEYS and type(value) is not dict:
                 raise LayoutProblem(file, f"{path} is {_kind(value)}, not an object")
-            elif SIZE_KEY.search(key) or MULTIPLIER_KEY.search(key):
+            elif key in USED_AS_NUMBER and (SIZE_KEY.search(key) or MULTIPLIER_KEY.search(key)):
                 _check_size(file, path, key, value)
             if type(value) is list:  # objects in lists are configs too (block_configs: one per layer)
                 lists = [(path, value)]
