@@ -38,13 +38,23 @@ def differing_paths(old: Any, new: Any, path: tuple[str, ...] = ()) -> dict[tupl
         out: dict[tuple[str, ...], str] = {}
         for key in old.keys() | new.keys():
             if key not in new:
-                out[(*path, key)] = "removed"
+                out.update(_whole((*path, key), old[key], "removed"))
             elif key not in old:
-                out[(*path, key)] = "added"
+                out.update(_whole((*path, key), new[key], "added"))
             else:
                 out.update(differing_paths(old[key], new[key], (*path, key)))
         return out
     return {} if json.dumps(old) == json.dumps(new) else {path: "changed"}
+
+
+def _whole(path: tuple[str, ...], value: Any, kind: str) -> dict[tuple[str, ...], str]:
+    """A key added or removed: a non-empty object is each of its keys, at every level."""
+    if isinstance(value, dict) and value:
+        out: dict[tuple[str, ...], str] = {}
+        for key, item in value.items():
+            out.update(_whole((*path, key), item, kind))
+        return out
+    return {path: kind}
 
 
 def load(paths: list[Path]) -> list[dict[str, Any]]:
@@ -85,8 +95,8 @@ def test_the_founding_pair_reports_every_key_that_differs():
     changes = diff_configs(old, new)
     assert set(changed_keys(old, new)) == set(differing_paths(old, new))
     kinds = {c.path: c.kind for c in changes}
-    # Flash nests its text model: the flat keys leave the top level, text_config arrives whole
-    assert kinds["hidden_size"] == "removed" and kinds["text_config"] == "added"
+    # Flash nests its text model: the flat keys leave the top level, each of text_config's keys arrives
+    assert kinds["hidden_size"] == "removed" and kinds["text_config.hidden_size"] == "added"
     hidden = next(c for c in changes if c.path == "hidden_size")
     assert hidden.deepdiff == (("dictionary_item_removed", "root['hidden_size']"),)
 

@@ -196,6 +196,7 @@ def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]
         and _lookup(old, ["torch_dtype"]) in (None, _lookup(new, ["dtype"]))
         and _lookup(old, ["dtype"]) in (None, _lookup(new, ["torch_dtype"]))
     )
+    grouped = _leaves_of_whole_objects(grouped, old, new)
     for key, (kind, reported) in sorted(grouped.items(), key=lambda kv: [str(p) for p in kv[0]]):
         path = ".".join(str(p) for p in key)
         before, after = _lookup(old, list(key)), _lookup(new, list(key))
@@ -220,6 +221,30 @@ def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]
             )
         )
     return changes  # in path order; compare() orders them by category
+
+
+def _leaves_of_whole_objects(
+    grouped: dict[tuple[Any, ...], tuple[str, list[tuple[str, str]]]],
+    old: dict[str, Any],
+    new: dict[str, Any],
+) -> dict[tuple[Any, ...], tuple[str, list[tuple[str, str]]]]:
+    """An object added or removed whole (a ``text_config`` a flat config did not have) as one row per
+    key inside it, so that ``text_config.hidden_size`` added reads beside ``hidden_size`` removed."""
+    out: dict[tuple[Any, ...], tuple[str, list[tuple[str, str]]]] = {}
+    for key, (kind, reported) in grouped.items():
+        value = _lookup(new if kind == "added" else old, list(key))
+        if kind not in ("added", "removed") or not isinstance(value, dict) or not value:
+            out[key] = (kind, reported)
+            continue
+        todo = [(key, value)]
+        while todo:
+            at, inner = todo.pop()
+            for name, item in inner.items():
+                if isinstance(item, dict) and item:
+                    todo.append(((*at, name), item))
+                else:
+                    out[(*at, name)] = (kind, reported)
+    return out
 
 
 def _has(config: dict[str, Any], key: tuple[Any, ...]) -> bool:
