@@ -29,7 +29,7 @@ TOKEN = "hf_reader"  # the replica's token that may read gated repos (tests/conf
 def ten_lines() -> str:
     """The workflow the README's "Adopting hubdiff in ten lines" shows, as written there."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("### Adopting hubdiff in ten lines", 1)[1].split("\n#", 1)[0]
+    section = text.split("## Adopting hubdiff in ten lines", 1)[1].split("\n#", 1)[0]
     return re.findall(r"```yaml\n(.*?)```", section, re.S)[0]
 
 

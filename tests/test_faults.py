@@ -249,6 +249,6 @@ def test_a_redirect_loop_is_one_line_and_not_retried(hub, cache):
 
 
 def test_readme_states_the_figures():
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "docs" / "reliability.md").read_text()
     assert f"{len(KINDS)} request kinds" in readme and f"{len(FAULTS)} faults" in readme
     assert f"{len(CELLS)} cells" in readme

@@ -152,6 +152,6 @@ def test_any_config_through_metrics_and_diff(config):
 
 
 def test_readme_states_the_figures():
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "docs" / "reliability.md").read_text()
     total = HEADER_CASES + PIPELINE_CASES + CONFIG_CASES
     assert f"{HEADER_CASES} + {PIPELINE_CASES} + {CONFIG_CASES} = {total} fuzz cases" in readme

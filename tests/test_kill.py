@@ -157,5 +157,5 @@ def test_random_kills_leave_only_whole_cache_entries(served, tmp_path):
 
 
 def test_readme_states_the_figures():
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "docs" / "reliability.md").read_text()
     assert f"{len(AIMED)} aimed + {RANDOM_KILLS} random kill points" in readme

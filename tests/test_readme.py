@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import filecmp
+import os
 import re
 import shlex
 import shutil
@@ -70,3 +71,44 @@ def test_the_folder_diff_says_what_changed(command, capsys):
     assert "num_key_value_heads: 2 -> 1" in out and "rope_theta: 500,000 -> 1,000,000" in out
     # 2 layers x (K and V) x 16 dims x 2 KV heads x 2 bytes = 256 bytes a token, then 1 head: 128
     assert "KV cache per token 256 → 128 bytes" in out
+
+
+def test_the_sample_output_is_what_the_command_prints():
+    """The front page's sample is real: the command it shows, run from the clone, prints exactly it."""
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## What it says\n", 1)[1].split("\n## ", 1)[0]
+    (sample,) = re.findall(r"```console\n\$ (.*?)\n(.*?)```", section, re.S)
+    command, shown = sample
+    assert command.startswith("hubdiff ")
+    done = subprocess.run(
+        [sys.executable, "-m", *shlex.split(command)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "80"},  # the text form wraps its headline to the terminal's width
+    )
+    assert done.returncode == 1, done.stderr  # two folders that differ
+    assert done.stdout.rstrip("\n") == shown.rstrip("\n")
+
+
+def test_the_front_page_links_every_docs_page_and_every_link_resolves():
+    """The README is the front page; the rest lives in docs/, every page reachable from it, and every
+    relative link (README and docs alike) names a file that exists and, with #anchor, a heading in it."""
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert pages and {f"docs/{p.name}" for p in pages} <= set(re.findall(r"\]\((docs/[\w.-]+\.md)\)", readme))
+    assert len(readme.splitlines()) < 200  # a front page, read in two minutes
+    for page in [ROOT / "README.md", *pages]:
+        for target, anchor in re.findall(
+            r"\]\(([\w./-]+\.md)(?:#([\w-]+))?\)", page.read_text(encoding="utf-8")
+        ):
+            linked = (page.parent / target).resolve()
+            assert linked.is_file(), (page.name, target)
+            if anchor:
+                headings = re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)
+                slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
+                assert anchor in slugs, (page.name, target, anchor)

@@ -531,7 +531,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if wanted("metrics"):
         p.add_argument("source", help=SOURCE_HELP)
         _revision(p)
-        _format(p, ["text", "json"], "text; json is documented in the README")
+        _format(p, ["text", "json"], "text; json is documented in docs/metrics.md")
         _metric_options(p)
         p.add_argument(
             "--config-only", action="store_true", help="estimate from config.json; read no headers"

@@ -15,7 +15,7 @@ from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count
 from ..visible import named, printable
 
-# One glyph a layer, for the layer-stack strip of the terminal and the reports (legend in the README).
+# One glyph a layer, for the layer-stack strip of the terminal and the reports (legend in docs/metrics.md).
 ATTENTION_GLYPHS = {
     "kda": "K",
     "gdn": "G",
@@ -194,7 +194,10 @@ def metrics_text(metrics: Metrics) -> str:
         + f": attention {attention}; mlp {mlp}"
     )
     attention_strip, mlp_strip = layer_strip(metrics)
-    lines += [f"  attn  {grouped(attention_strip)}", f"  mlp   {grouped(mlp_strip)}"]  # README's legend
+    lines += [
+        f"  attn  {grouped(attention_strip)}",
+        f"  mlp   {grouped(mlp_strip)}",
+    ]  # the legend in docs/metrics.md
     idx = layers["indexer"]
     if idx["own"] or idx["shared"]:
         lines.append(
