@@ -216,8 +216,10 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def evaluate_claim(claim: Claim, now: dict[str, Any] | None, recorded: dict[str, Any] | None) -> ClaimResult:
-    """``now``: the release record of the revision checked; ``recorded``: the baseline's."""
-    now = now or {}
+    """``now``: the release record of the revision checked (None: not read, ``--offline``);
+    ``recorded``: the baseline's."""
+    if now is None:
+        return ClaimResult(claim, None, False, "not checked: the release files were not read (--offline)")
     if claim.name == "chat_template":
         template = now.get("chat_template") or {}
         measured = template.get("sha256")
