@@ -530,3 +530,35 @@ def test_watch_reports_a_revision_that_only_changes_the_template(hub, tmp_path):
     assert "chat template changed (prompts differ: tool call, generation prompt)" in first_screen
     assert "real, other prompts for tool call, generation prompt" in first_screen
     assert "eos_token" not in first_screen and "generation defaults" not in first_screen
+
+
+def test_generation_eos_that_misses_the_eos_token_is_warned_and_cosmetic_keys_do_not_fail_a_check():
+    old = release_of(
+        {"tokenizer_config.json": rp.tokenizer_config("x", "<|im_end|>")}, {"eos_token_id": 151645}
+    )
+    # the new release ends turns with <|im_end|> (151645) but stops generation at 151643
+    new = release_of(
+        {"tokenizer_config.json": rp.tokenizer_config("x", "<|im_end|>")},
+        {"eos_token_id": [151643], "transformers_version": "5.0.0"},
+    )
+    diff = compare_release(old, new)
+    assert diff.warnings == (
+        "generation_config.json eos_token_id [151643] does not include the id of eos_token '<|im_end|>' (151645)",
+    )
+    only_cosmetic = compare_release(
+        old, release_of({}, {"eos_token_id": 151645, "transformers_version": "5.0.0"})
+    )
+    rows = {r.name: r for r in only_cosmetic.generation}
+    assert rows["transformers_version"].changed and rows["transformers_version"].cosmetic
+
+
+def test_offline_reads_no_release_files_and_says_so(hub, tmp_path):
+    sha = hub.add(RepoSpec("org/chat", [rp.old_release()]))[0]
+    env = {"HF_ENDPOINT": hub.endpoint, "HUBDIFF_CACHE": str(tmp_path / "c")}
+    assert hubdiff("snapshot", f"org/chat@{sha}", env=env).returncode == 0  # cached
+    write_checkpoint(tmp_path / "local", rp.old_release())
+    result = hubdiff(
+        "diff", f"org/chat@{sha}", str(tmp_path / "local"), "--offline", "--format", "text", env=env
+    )
+    assert result.returncode == 0, result.stdout + result.stderr  # not read is not compared
+    assert "note     old: not read: --offline reads only cached snapshots" in result.stdout

@@ -210,10 +210,13 @@ def run_diff(
 def _release_diff(sources: Sources, old: Snapshot, new: Snapshot) -> ReleaseDiff:
     """The two sides' release files (read side by side) compared, templates rendered."""
     from ._release.diff import compare_release
-    from ._release.read import release_of
+    from ._release.files import ReleaseFiles
+    from ._release.read import OFFLINE_NOTE, release_of
 
     sides = (old, new)
     read = each_in_threads(lambda i: release_of(sources, sides[i]), [0, 1], 2)
+    if any(OFFLINE_NOTE in read[i].notes for i in (0, 1)):  # one side unread: nothing to compare
+        return compare_release(*(ReleaseFiles(notes=read[i].notes) for i in (0, 1)))
     with reading(new.source, new.sha or None, "chat template"):
         return compare_release(read[0], read[1])
 
@@ -295,12 +298,17 @@ def _release_against_record(
     """The revision's release files against the baseline's record of them, and their own record (what
     release claims are checked on). Not read when the baseline records none and claims none of them: a
     baseline recorded before hubdiff read these files is not compared (``baseline update`` records them)."""
-    from ._release.read import release_of
+    from ._release.files import ReleaseFiles
+    from ._release.read import OFFLINE_NOTE, release_of
     from ._release.record import compare_with_record, is_release_claim, release_record
 
     if repo.release is None and not any(is_release_claim(c.name) for c in repo.claims):
         return None, None
     files = release_of(sources, snapshot)
+    if OFFLINE_NOTE in files.notes:  # not read: nothing to compare, release claims not checkable
+        from ._release.diff import compare_release
+
+        return compare_release(ReleaseFiles(), ReleaseFiles(notes=files.notes)), None
     with reading(snapshot.source, snapshot.sha or None, "chat template"):
         if repo.release is None:
             return None, release_record(files)

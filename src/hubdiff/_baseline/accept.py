@@ -68,7 +68,9 @@ def accept_claims(path: Path, only: set[str] | None = None) -> Accepted:
                     )
                     continue
                 value = restated(claim, result.measured)
-                if not evaluate(Claim(claim.name, value), repo.metrics, repo.config, (), repo.release, repo.release).holds:
+                if not evaluate(
+                    Claim(claim.name, value), repo.metrics, repo.config, (), repo.release, repo.release
+                ).holds:
                     done.refused.append(
                         f"{where}: {written(value)} would not hold either (measured {result.measured_text}); "
                         "state it with more precision or a tolerance"

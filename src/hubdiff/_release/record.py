@@ -36,6 +36,7 @@ from .render import CONVERSATION_NAMES, Rendered, compare_prompts, render_templa
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
+_TOKEN_CLAIM = re.compile(r"(?!.*_per_token$)[A-Za-z0-9_]{1,60}_token")
 TEMPLATE_CLAIMS = ("unchanged", "same prompts")
 RECORD_KEYS = (
     "chat_template",
@@ -176,11 +177,13 @@ def compare_with_record(record: dict[str, Any], new: ReleaseFiles) -> ReleaseDif
 
 # -- claims ------------------------------------------------------------------------------------
 def is_release_claim(name: str) -> bool:
-    return (
-        name in ("chat_template", "model_max_length")
-        or name.startswith("generation.")
-        or (name.endswith("_token") and "." not in name)
-    )
+    """chat_template, model_max_length, generation.KEY, or a special token (``eos_token``; never a
+    figure such as ``kv_bytes_per_token``)."""
+    from .._metrics import FIGURE_UNITS
+
+    if name in ("chat_template", "model_max_length") or name.startswith("generation."):
+        return True
+    return bool(_TOKEN_CLAIM.fullmatch(name)) and name not in FIGURE_UNITS
 
 
 def validate_claim(claim: Claim) -> None:
@@ -213,8 +216,10 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def evaluate_claim(claim: Claim, now: dict[str, Any] | None, recorded: dict[str, Any] | None) -> ClaimResult:
-    """``now``: the release record of the revision checked; ``recorded``: the baseline's."""
-    now = now or {}
+    """``now``: the release record of the revision checked (None: not read, ``--offline``);
+    ``recorded``: the baseline's."""
+    if now is None:
+        return ClaimResult(claim, None, False, "not checked: the release files were not read (--offline)")
     if claim.name == "chat_template":
         template = now.get("chat_template") or {}
         measured = template.get("sha256")

@@ -84,7 +84,11 @@ def text_lines(rel: ReleaseDiff | None, any_change: bool) -> list[str]:
         return []
     out: list[str] = []
     for t in rel.changed_templates:
-        size = f"+{t.added} -{t.removed} lines" if t.unified else f"sha256 {str(t.old_sha256)[:12]} -> {str(t.new_sha256)[:12]}"
+        size = (
+            f"+{t.added} -{t.removed} lines"
+            if t.unified
+            else f"sha256 {str(t.old_sha256)[:12]} -> {str(t.new_sha256)[:12]}"
+        )
         out.append(f"  template {t.name}: {t.verdict} ({size})")
         if t.note:
             out.append(f"  note     {printable(t.note)}")
