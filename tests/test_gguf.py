@@ -357,17 +357,29 @@ def _ends(ranges: list[tuple[str, int]]):
 
 
 def test_hub_repo_end_to_end(hub, tmp_path):
+    """``hubdiff metrics`` on a Hub repo of GGUF files: one model-info request (the safetensors path
+    stops there and hands it over), then one range per file for these small headers."""
+    hub.redirects = False
     write_tiny(tmp_path)
     files = {p.name: p.read_bytes() for p in tmp_path.glob("*.gguf")}
-    hub.add(RepoSpec("acme/Tiny-GGUF", [CommitSpec(files)]))
+    sha = hub.add(RepoSpec("acme/Tiny-GGUF", [CommitSpec({"README.md": b"# tiny", **files})]))[0]
     params, nbytes, _ = _by_hand()
-    result = hubdiff(
-        "metrics", "acme/Tiny-GGUF", "--json", "--endpoint", hub.endpoint, "--cache-dir", str(tmp_path / "c")
-    )
+    cache = str(tmp_path / "c")
+    result = hubdiff("metrics", "acme/Tiny-GGUF", "--json", "--endpoint", hub.endpoint, "--cache-dir", cache)
     assert result.returncode == 0, result.stderr
     (v,) = json.loads(result.stdout)["variants"]
     assert (v["parameters"], v["tensor_bytes"], v["architecture"]) == (params, nbytes, "llama")
     assert v["by_type"]["Q6_K"]["bits_per_weight"] == 6.5625
+    paths = [e.path.split("?")[0] for e in hub.log]
+    assert paths == [
+        "/api/models/acme/Tiny-GGUF/revision/main",
+        f"/acme/Tiny-GGUF/resolve/{sha}/Tiny-Q4_K_M.gguf",
+    ]
+    # a command that does not read GGUF says what the repo is, in one line, exit 3
+    result = hubdiff(
+        "diff", "acme/Tiny-GGUF", "acme/Tiny-GGUF", "--endpoint", hub.endpoint, "--cache-dir", cache
+    )
+    assert result.returncode == 3 and "config.json: not found: a GGUF repo" in result.stderr
 
 
 def test_read_header_asks_the_estimate_then_a_margin():

@@ -120,7 +120,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
         snapshot = sources_from(args).open(parse_source(args.source))
     except errors.SourceError as exc:
         if gguf_cli.hub_gguf_instead(exc, args):
-            return gguf_cli.run(args, "snapshot")
+            return gguf_cli.run(args, "snapshot", exc)
         raise
     with errors.reading(snapshot.source, snapshot.sha or None):
         text = snapshot.dumps() + "\n" if args.json else snapshot_text(snapshot)
@@ -150,7 +150,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         snapshot = sources.open(spec, headers=not args.config_only, on_config=early)
     except errors.SourceError as exc:
         if gguf_cli.hub_gguf_instead(exc, args):
-            return gguf_cli.run(args, "metrics")
+            return gguf_cli.run(args, "metrics", exc)
         raise
     if early is not None:
         early.join()

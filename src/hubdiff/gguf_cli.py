@@ -5,46 +5,50 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from . import errors
 from ._source import parse_source
-from ._source.gguf_read import GGUFRelease, load_hub_gguf, load_local_gguf, local_gguf_folder
+
+if TYPE_CHECKING:
+    from ._source.gguf_read import GGUFRelease
 
 
 def is_local_gguf(args: argparse.Namespace) -> bool:
     """The source is a folder hubdiff reads as GGUF (checked before the safetensors path is tried)."""
+    from ._source.gguf_read import local_gguf_folder
+
     spec = parse_source(args.source)
     return spec.kind == "local" and local_gguf_folder(spec.target)
 
 
 def hub_gguf_instead(exc: errors.SourceError, args: argparse.Namespace) -> bool:
-    """The safetensors path found no config.json in a Hub repo: it may be a GGUF repo."""
-    spec = parse_source(args.source)
-    return (
-        spec.kind == "hub" and exc.file == "config.json" and exc.problem == "not found" and not args.offline
-    )
+    """The safetensors path stopped at a Hub repo of ``.gguf`` files (``gguf_read.GGUFRepo``)."""
+    from ._source.gguf_read import GGUFRepo
+
+    return isinstance(exc, GGUFRepo)
 
 
-def read_release(args: argparse.Namespace) -> GGUFRelease:
+def read_release(args: argparse.Namespace, found: errors.SourceError | None = None) -> GGUFRelease:
+    """The release ``args.source`` names; ``found`` is the ``GGUFRepo`` a Hub read stopped at (its
+    model info is used again, not asked for twice)."""
+    from ._source.gguf_read import GGUFRepo, load_hub_gguf, load_local_gguf
     from .cli import sources_from
 
     spec = parse_source(args.source)
     if spec.kind == "local":
         return load_local_gguf(spec.target)
-    sources = sources_from(args)
+    info = found.info if isinstance(found, GGUFRepo) else None
     with errors.reading(spec.target, spec.revision):
-        release = load_hub_gguf(sources.settings, spec.target, spec.revision)
-    if not release.ggufs:
-        raise errors.SourceError(spec.target, release.sha, "config.json", "not found (and no .gguf files)")
-    return release
+        return load_hub_gguf(sources_from(args).settings, spec.target, spec.revision, info)
 
 
-def run(args: argparse.Namespace, command: str) -> int:
+def run(args: argparse.Namespace, command: str, found: errors.SourceError | None = None) -> int:
     """Print the release as ``command`` shows it; the exit code."""
     from ._metrics.gguf import release_json, release_text
     from .visible import printable_json, printable_lines
 
-    release = read_release(args)
+    release = read_release(args, found)
     with errors.reading(release.source, release.sha or None):
         if args.json:
             text = (

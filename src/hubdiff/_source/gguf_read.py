@@ -18,9 +18,14 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import SourceError, reading
 from .gguf import MAX_HEADER_BYTES, GGUFHeader, GGUFParser, GGUFProblem, Incomplete
+
+if TYPE_CHECKING:
+    from .hub import RepoInfo
+    from .spec import HubSettings
 
 FIRST_RANGE = 64 << 10  # bytes: the slack a read may take beyond the header
 MAX_READS = 24  # ranges a header may take before it is refused (each at least twice the last)
@@ -97,6 +102,18 @@ class GGUFRelease:
         return f"{self.source}@{self.sha[:12]}" if self.sha else self.source
 
 
+class GGUFRepo(SourceError):
+    """A Hub repo of ``.gguf`` files and no safetensors weights or config: the safetensors path stops
+    here, after its one model-info request, and hands that info to ``load_hub_gguf``. Any command that
+    does not read GGUF says so in one line (exit 3)."""
+
+    def __init__(self, repo: str, info: RepoInfo) -> None:
+        super().__init__(
+            repo, info.sha, "config.json", "not found: a GGUF repo (hubdiff snapshot and metrics read it)"
+        )
+        self.info = info
+
+
 def gguf_paths(paths: Iterable[str]) -> list[str]:
     """The ``.gguf`` files of a listing, in path order (every folder: quant repos keep some in folders)."""
     return sorted(p for p in paths if p.endswith(".gguf"))
@@ -131,12 +148,16 @@ def load_local_gguf(folder: str) -> GGUFRelease:
     return GGUFRelease(folder, "local", "", None, tuple(sorted(sizes.items())), tuple(out))
 
 
-def load_hub_gguf(settings: object, repo: str, revision: str) -> GGUFRelease:
-    """The repo's ``.gguf`` headers at ``revision``: one model-info request, then ranges per file."""
+def load_hub_gguf(
+    settings: HubSettings, repo: str, revision: str, info: RepoInfo | None = None
+) -> GGUFRelease:
+    """The repo's ``.gguf`` headers at ``revision``: one model-info request (none when ``info`` is given,
+    as ``GGUFRepo`` carries it), then ranges per file."""
     from .hub import HubReader
 
-    reader = HubReader(settings)  # type: ignore[arg-type]
-    info = reader.resolve(repo, revision)
+    reader = HubReader(settings)
+    if info is None:
+        info = reader.resolve(repo, revision)
     out = []
     for path in gguf_paths(info.sizes):
         size = info.sizes[path]

@@ -47,6 +47,7 @@ from ..patterns import ShardGroups
 from ..snapshot import Snapshot
 from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, config_file_of, first_range_before_index, read_model
 from .cache import SnapshotCache
+from .gguf_read import GGUFRepo, is_gguf_listing
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
 from .layout import (
@@ -502,6 +503,8 @@ class HubReader:
             if cached is not None:
                 return cached
         info = self.resolve(repo, revision)
+        if is_gguf_listing(info.sizes) and "config.json" not in info.sizes:
+            raise GGUFRepo(repo, info)  # read by gguf_read, with the info already had
         sha = info.sha
         if cache is not None:
             cached = cache.load(repo, sha)
