@@ -36,8 +36,7 @@ EXPECTED_UNVERIFIED = {
     "hunyuan-a13b-instruct": "not understood",  # remote code with cross-layer attention sharing
     "lfm2.5-vl-1.6b": "conv",  # LFM2's short-convolution layers
     "minicpm-v-2_6": "image_size",  # remote code: the vision side is not in a vision_config
-    "minicpm3-4b": "dim_model_base",  # remote code, muP scaling keys
-    "minicpm4-8b": "dim_model_base",  # the same remote code and muP keys as MiniCPM3
+    "minicpm3-4b": "no model_type",  # the vendored copy names no model_type (its muP keys change no count)
     "mamba-codestral-7b-v0.1": "rms_norm",  # Mamba-2's norm switch (transformers always builds the norm)
     "kimi-k3": "latent_moe_use_norm",  # Kimi Linear text model with a latent MoE and attention residuals
     "minimax-m1-80k": "shared_moe_mode",  # MiniMax's shared-expert switches
@@ -48,7 +47,7 @@ EXPECTED_UNVERIFIED = {
 # Remote code (a model_type transformers does not ship): no sweep can prove hubdiff's layout for it, so
 # the figures are marked unverified for that reason alone; they are still held to the publisher's.
 REMOTE_CODE = "is not one transformers"
-for _model in ("baichuan2-7b-chat", "kimi-k2-instruct", "ling-lite-base", "mimo-7b-base"):
+for _model in ("baichuan2-7b-chat", "kimi-k2-instruct", "ling-lite-base", "mimo-7b-base", "minicpm4-8b"):
     EXPECTED_UNVERIFIED[_model] = REMOTE_CODE
 EXPECTED_UNVERIFIED["llama-3_3-nemotron-super-49b-v1"] = REMOTE_CODE  # nemotron-nas: NAS block_configs
 
