@@ -127,8 +127,8 @@ def scheme(cfg: ArchConfig) -> Scheme | None:
         return _compressed_tensors(quant, excluded)
     if method in ("gptq", "awq"):
         bits = _int(quant.get("bits", quant.get("w_bit")), 2, 8) or 4
-        group = _num(quant.get("group_size", quant.get("q_group_size")))
-        group = group if group is not None and (group == -1 or 1 <= group <= MAX_BLOCK) else 128
+        asked = _num(quant.get("group_size", quant.get("q_group_size")))
+        group = asked if asked is not None and (asked == -1 or 1 <= asked <= MAX_BLOCK) else 128
         symmetric = quant.get("sym") is not False and quant.get("zero_point") is not True
         per = "a column" if group == -1 else f"{group} rows"
         text = f"projections {method.upper()} {bits}-bit in int32 words, an F16 scale and a packed zero per {per}"

@@ -33,7 +33,16 @@ from urllib.parse import quote, urlsplit
 
 from .. import __version__
 from ..errors import SourceError
-from .outbound import DEADLINE_TIMEOUTS, GATE, WAITING, proxy_for, refusal, same_origin, tls_context, wait_asked
+from .outbound import (
+    DEADLINE_TIMEOUTS,
+    GATE,
+    WAITING,
+    proxy_for,
+    refusal,
+    same_origin,
+    tls_context,
+    wait_asked,
+)
 from .repo_id import is_repo_id
 from .spec import HubSettings
 
