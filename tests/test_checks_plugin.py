@@ -140,10 +140,13 @@ def test_hub_offline_runs_from_the_cache(hub, tmp_path):
     entry = entry_for(snapshot, previous={"claims": {"layers": 2}})
     write_baseline(tmp_path / "baselines" / "m.yaml", {"family": "m", "repos": {"org/m": entry}})
     assert pytest_checks(tmp_path, hub.endpoint, "-q").returncode == 0  # fills the cache
+    endpoint = hub.endpoint
     hub.stop()
-    offline = pytest_checks(tmp_path, "http://127.0.0.1:9", "-q", "--hub-offline")
+    offline = pytest_checks(tmp_path, endpoint, "-q", "--hub-offline")  # the same Hub, now down
     assert offline.returncode == 0, offline.stdout
     assert "2 passed" in offline.stdout
+    elsewhere = pytest_checks(tmp_path, "http://127.0.0.1:9", "-q", "--hub-offline")  # another Hub's cache
+    assert elsewhere.returncode != 0 and "offline: no cached sha for this revision" in elsewhere.stdout
 
 
 def test_a_missing_or_empty_baseline_dir_fails_instead_of_checking_nothing(tmp_path):
