@@ -104,14 +104,12 @@ def test_numbers_compare_as_numbers_and_nesting_is_followed():
     assert set(changes) == {"text_config.rope_parameters.factor", "torch_dtype"}
     assert changes["text_config.rope_parameters.factor"].category == "architectural"
     assert changes["torch_dtype"].category == "cosmetic"
-    # a flat config against a nested one: the keys moved are reported where they were and are
+    # a flat config against a nested one: each key moved is one row naming where it was and is
     flat = {"rope_theta": 1e6, "hidden_size": 4096, "rope_parameters": {"factor": 8}}
-    moved = {c.path: c.kind for c in diff_configs(flat, old)}
+    moved = {c.label: (c.kind, c.category) for c in diff_configs(flat, old)}
     assert moved == {
-        "hidden_size": "removed",
-        "rope_parameters.factor": "removed",
-        "text_config.hidden_size": "added",
-        "text_config.rope_parameters.factor": "added",
+        "hidden_size → text_config.hidden_size": ("moved", "cosmetic"),
+        "rope_parameters.factor → text_config.rope_parameters.factor": ("moved", "cosmetic"),
     }
 
 

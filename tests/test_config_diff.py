@@ -28,7 +28,15 @@ from .conftest import DATA
 
 
 def changed_keys(old: dict[str, Any], new: dict[str, Any]) -> dict[tuple[str, ...], str]:
-    return {tuple(c.path.split(".")): c.kind for c in diff_configs(old, new)}
+    """Every path reported, a move as the two keys it stands for (removed where it was, added where it is)."""
+    out: dict[tuple[str, ...], str] = {}
+    for c in diff_configs(old, new):
+        if c.kind == "moved":
+            out[tuple(c.moved_from.split("."))] = "removed"
+            out[tuple(c.path.split("."))] = "added"
+        else:
+            out[tuple(c.path.split("."))] = c.kind
+    return out
 
 
 def differing_paths(old: Any, new: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], str]:
@@ -71,7 +79,7 @@ def test_every_pair_of_real_configs_differs_where_something_differs():
     for a, b in [*itertools.permutations(releases, 2), *itertools.pairwise(corpus)]:
         changes = diff_configs(a, b)
         assert changes and all(json.dumps(c.old) != json.dumps(c.new) or c.kind != "changed" for c in changes)
-        reported = {tuple(c.path.split(".")) for c in changes}
+        reported = set(changed_keys(a, b))
         nested += sum(len(k) > 1 for k in reported)
         # exactly typed: a key whose values differ only as 1 vs 1.0 is the one thing the walk reports
         # and deepdiff (numbers as numbers) does not
@@ -94,11 +102,39 @@ def test_the_founding_pair_reports_every_key_that_differs():
     new = json.loads((example_dir() / "GLM-5.3-Flash" / "config.json").read_text())
     changes = diff_configs(old, new)
     assert set(changed_keys(old, new)) == set(differing_paths(old, new))
-    kinds = {c.path: c.kind for c in changes}
-    # Flash nests its text model: the flat keys leave the top level, each of text_config's keys arrives
-    assert kinds["hidden_size"] == "removed" and kinds["text_config.hidden_size"] == "added"
-    hidden = next(c for c in changes if c.path == "hidden_size")
-    assert hidden.deepdiff == (("dictionary_item_removed", "root['hidden_size']"),)
+    # Flash nests its text model: a flat key that reappears in text_config is one row naming both
+    # paths, value beside value; keys only one side has stay added or removed
+    hidden = next(c for c in changes if c.path == "text_config.hidden_size")
+    assert (hidden.kind, hidden.moved_from, hidden.old, hidden.new) == ("moved", "hidden_size", 6144, 4096)
+    assert hidden.label == "hidden_size → text_config.hidden_size" and hidden.category == "architectural"
+    assert hidden.deepdiff == (
+        ("dictionary_item_removed", "root['hidden_size']"),
+        ("dictionary_item_added", "root['text_config']"),
+    )
+    assert not any(c.path == "hidden_size" for c in changes)
+    same = [c for c in changes if c.kind == "moved" and c.old == c.new]
+    assert same and all(c.category == "cosmetic" for c in same)  # moved, value kept: read the same
+
+
+def test_a_move_is_paired_only_where_it_is_the_one_candidate():
+    flat = {"hidden_size": 8, "vocab_size": 10}
+    nested = {"text_config": {"hidden_size": 16}, "vision_config": {"vocab_size": 10}, "vocab_size": 12}
+    rows = {c.path: (c.kind, c.moved_from, c.old, c.new) for c in diff_configs(flat, nested)}
+    assert rows == {
+        "text_config.hidden_size": ("moved", "hidden_size", 8, 16),
+        "vision_config.vocab_size": ("added", "", None, 10),  # vocab_size stayed: not a move
+        "vocab_size": ("changed", "", 10, 12),
+    }
+    two = {"text_config": {"hidden_size": 8}, "vision_config": {"hidden_size": 8}}
+    rows = {c.path: (c.kind, c.moved_from) for c in diff_configs(flat | {"vocab_size": 10}, two)}
+    assert rows == {  # two places it could have gone: neither is called its new home
+        "hidden_size": ("removed", ""),
+        "vocab_size": ("removed", ""),
+        "text_config.hidden_size": ("added", ""),
+        "vision_config.hidden_size": ("added", ""),
+    }
+    back = {c.path: (c.kind, c.moved_from) for c in diff_configs({"text_config": {"hidden_size": 8}}, flat)}
+    assert back["hidden_size"] == ("moved", "text_config.hidden_size")  # nested to flat as well
 
 
 def test_equal_configs_are_not_compared_at_all():

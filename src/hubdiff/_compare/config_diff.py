@@ -81,6 +81,12 @@ class ConfigChange:
     summary: str = ""  # for lists: "57 of 78 entries full -> shared"
     # deepdiff's (report type, path) under this key, e.g. ("values_changed", "root['hidden_size']")
     deepdiff: tuple[tuple[str, str], ...] = ()
+    moved_from: str = ""  # kind "moved": the key's path in the old config ("hidden_size")
+
+    @property
+    def label(self) -> str:
+        """The key as a reader looks for it: both paths when it moved (``hidden_size → text_config.hidden_size``)."""
+        return f"{self.moved_from} → {self.path}" if self.moved_from else self.path
 
 
 def _lookup(config: dict[str, Any], path: list[Any]) -> Any:
@@ -220,7 +226,53 @@ def diff_configs(old: dict[str, Any], new: dict[str, Any]) -> list[ConfigChange]
                 tuple(reported),
             )
         )
-    return changes  # in path order; compare() orders them by category
+    return _pair_moves(changes)  # in path order; compare() orders them by category
+
+
+def _pair_moves(changes: list[ConfigChange]) -> list[ConfigChange]:
+    """A key removed at one level and added one object deeper or shallower (``hidden_size`` →
+    ``text_config.hidden_size``, a flat config become multimodal) as one row of kind ``moved`` naming
+    both paths: still every differing key, but read as a reviewer reads it, value beside value. A
+    pair is made only where it is the one candidate on both sides; any other row stays as it is."""
+    added = {c.path: c for c in changes if c.kind == "added"}
+    removed = {c.path: c for c in changes if c.kind == "removed"}
+
+    def one_level_apart(path: str, pool: dict[str, ConfigChange]) -> list[str]:
+        deeper = [p for p in pool if p.endswith("." + path) and p.count(".") == path.count(".") + 1]
+        shallower = path.split(".", 1)[1] if "." in path else ""
+        return deeper + ([shallower] if shallower in pool else [])
+
+    pairs: dict[str, str] = {}  # removed path -> added path
+    for gone in removed:
+        candidates = one_level_apart(gone, added)
+        if len(candidates) == 1 and one_level_apart(candidates[0], removed) == [gone]:
+            pairs[gone] = candidates[0]
+    if not pairs:
+        return changes
+    arrived = {new: removed[old] for old, new in pairs.items()}
+    out: list[ConfigChange] = []
+    for c in changes:
+        if c.kind == "removed" and c.path in pairs:
+            continue
+        if c.kind == "added" and c.path in arrived:
+            was = arrived[c.path]
+            if same_json(was.old, c.new):
+                category, rule = "cosmetic", "moved, same value (metrics read it the same)"
+            else:
+                category, rule = classify(c.path, "changed", was.old, c.new)
+            c = ConfigChange(
+                c.path,
+                "moved",
+                was.old,
+                c.new,
+                category,
+                rule,
+                _summarise_list(was.old, c.new),
+                was.deepdiff + c.deepdiff,
+                moved_from=was.path,
+            )
+        out.append(c)
+    return out
 
 
 def _leaves_of_whole_objects(

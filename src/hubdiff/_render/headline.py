@@ -129,7 +129,7 @@ def headline(result: RepoResult) -> str:
         )
     arch = c.config_by("architectural")
     if arch:
-        keys = ", ".join(x.path if len(x.path) <= 60 else x.path[:59] + "…" for x in arch[:4]) + (
+        keys = ", ".join(x.label if len(x.label) <= 60 else x.label[:59] + "…" for x in arch[:4]) + (
             f" and {len(arch) - 4} more" if len(arch) > 4 else ""
         )
         parts.append(f"{len(arch)} architectural config change{'s' if len(arch) != 1 else ''} ({keys})")
@@ -228,7 +228,7 @@ def by_impact(c: Comparison) -> list[ConfigChange]:
     """Architectural config changes by impact; within one impact a changed value before a key that
     appears or disappears (a new feature's flags are many, a resized dimension is one)."""
     arch = c.config_by("architectural")
-    return sorted(arch, key=lambda x: (config_impact(x.path), x.kind != "changed", x.path))
+    return sorted(arch, key=lambda x: (config_impact(x.path), x.kind not in ("changed", "moved"), x.path))
 
 
 def reshaped_first(c: Comparison) -> list[ShapeChange]:

@@ -435,6 +435,7 @@ def report_json(report: Report) -> dict[str, Any]:
                     "rule": x.rule,
                     "summary": x.summary,
                     "deepdiff": [{"type": kind, "path": path} for kind, path in x.deepdiff],
+                    **({"moved_from": x.moved_from} if x.moved_from else {}),
                 }
                 for x in c.config
             ]
