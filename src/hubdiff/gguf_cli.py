@@ -11,6 +11,7 @@ from . import errors
 from ._source import parse_source
 
 if TYPE_CHECKING:
+    from ._metrics.gguf_kv import KVSettings
     from ._source.gguf_read import GGUFRelease
 
 
@@ -43,18 +44,32 @@ def read_release(args: argparse.Namespace, found: errors.SourceError | None = No
         return load_hub_gguf(sources_from(args).settings, spec.target, spec.revision, info)
 
 
+def kv_settings(args: argparse.Namespace) -> KVSettings:
+    """``metrics``' --kv-dtype and --context as llama.cpp's cache type and n_ctx (n_seq 1, n_ubatch 512)."""
+    from ._metrics.gguf_kv import KVSettings, KVUsage, kv_type
+
+    dtype = getattr(args, "kv_dtype", None) or "f16"
+    try:
+        kv_type(dtype)
+    except KVUsage as exc:
+        raise errors.UsageError(f"--kv-dtype {exc}") from None
+    return KVSettings(kv_dtype=dtype, n_ctx=getattr(args, "context", None))
+
+
 def run(args: argparse.Namespace, command: str, found: errors.SourceError | None = None) -> int:
     """Print the release as ``command`` shows it; the exit code."""
     from ._metrics.gguf import release_json, release_text
     from .visible import printable_json, printable_lines
 
+    kv = kv_settings(args) if command == "metrics" else None
     release = read_release(args, found)
     with errors.reading(release.source, release.sha or None):
         if args.json:
             text = (
-                json.dumps(release_json(release, with_tensors=command == "snapshot"), sort_keys=True) + "\n"
+                json.dumps(release_json(release, with_tensors=command == "snapshot", kv=kv), sort_keys=True)
+                + "\n"
             )
             print(printable_json(text), end="")
         else:
-            print(printable_lines(release_text(release, groups=command == "metrics")), end="")
+            print(printable_lines(release_text(release, groups=command == "metrics", kv=kv)), end="")
     return errors.EXIT_OK
