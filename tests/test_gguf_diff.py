@@ -217,3 +217,13 @@ def test_a_hub_gguf_repo_against_a_local_source(hub, tmp_path):
     assert result.returncode == 3
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("hubdiff: acme/Bad-GGUF@") and " m.gguf: " in line
+
+
+def test_a_hostile_local_gguf_is_one_line_and_exit_3(tmp_path):
+    source = _tiny_source(tmp_path / "src")
+    (tmp_path / "gguf").mkdir()
+    (tmp_path / "gguf" / "m.gguf").write_bytes(b"GGUF" + bytes(20))
+    result = hubdiff("diff", str(source), str(tmp_path / "gguf"))
+    assert result.returncode == 3
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"hubdiff: {tmp_path / 'gguf'} m.gguf: ") and "version 0" in line

@@ -232,3 +232,60 @@ def test_metrics_shows_the_kv_cache_end_to_end(tmp_path):
     assert "sliding window 1,024: 10 layer(s), 21,760 bytes a cell x 1,024 cells" in result.stdout
     result = hubdiff("metrics", str(tmp_path), "--kv-dtype", "fp8")
     assert result.returncode == 2 and "llama.cpp's cache types" in result.stderr
+
+
+def _ssm(w, layers: int, kv_heads: int | list[int] = 2):
+    w.add_block_count(layers)
+    w.add_context_length(4096)
+    w.add_embedding_length(256)
+    w.add_head_count(8)
+    w.add_head_count_kv(kv_heads)
+    w.add_ssm_conv_kernel(4)
+    w.add_ssm_inner_size(512)
+    w.add_ssm_state_size(16)
+    w.add_ssm_group_count(1)
+    w.add_ssm_time_step_rank(8)
+
+
+def test_qwen35_attends_every_fourth_layer_by_default(tmp_path):
+    cache = kv_cache(_meta(tmp_path, "qwen35", lambda w: _ssm(w, 8)))
+    # qwen35.cpp: recurrent unless (il + 1) % full_attention_interval (default 4) == 0: layers 3 and 7 attend
+    assert [layer.index for layer in cache.layers if layer.kind == "full"] == [3, 7]
+    assert cache.count("recurrent") == 6
+    assert cache.bytes_per_token == 2 * (64 + 64) * 2 == 512
+    assert cache.state_bytes_per_sequence == 6 * (1632 + 8192) * 4
+
+
+def test_falcon_h1_layers_attend_and_keep_state_and_mamba_keeps_state_only(tmp_path):
+    falcon = kv_cache(_meta(tmp_path, "falcon-h1", lambda w: _ssm(w, 2)))
+    assert [layer.kind for layer in falcon.layers] == ["full+recurrent", "full+recurrent"]
+    assert falcon.bytes_per_token == 2 * 256 and falcon.state_bytes_per_sequence == 2 * 39_296
+
+    def mamba(w):
+        w.add_block_count(3)
+        w.add_context_length(2048)
+        w.add_embedding_length(256)
+        w.add_ssm_conv_kernel(4)
+        w.add_ssm_inner_size(512)
+        w.add_ssm_state_size(16)
+        w.add_ssm_time_step_rank(16)
+
+    state = kv_cache(_meta(tmp_path, "mamba", mamba))
+    # Mamba 1: no groups: r (4 - 1) x 512 = 1,536, s 16 x 512 = 8,192; F32 = 38,912 a layer, no KV at all
+    assert state.kv_bytes == 0 and state.state_bytes_per_sequence == 3 * (1536 + 8192) * 4 == 116_736
+
+
+def test_windows_llama_cpp_does_not_use_or_requires_are_said(tmp_path):
+    def qwen2(w):
+        _gqa(w)
+        w.add_sliding_window(4096)
+
+    cache = kv_cache(_meta(tmp_path, "qwen2", qwen2))
+    assert cache.n_swa == 0 and cache.computed
+    assert any("every layer is counted as full attention" in n for n in cache.notes)
+
+    def gpt_oss(w):
+        _gqa(w)
+
+    oss = kv_cache(_meta(tmp_path, "gpt-oss", gpt_oss))
+    assert any("llama.cpp requires it for gpt-oss" in p for p in oss.problems) and not oss.computed
