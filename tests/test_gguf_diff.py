@@ -96,6 +96,7 @@ def test_a_gguf_of_the_same_model_is_every_tensor_accounted_for(tmp_path):
     assert any(line.split() == ["attn_v.weight", "66"] for line in out.splitlines())
     assert "chat template: same" in out
     data = json.loads(hubdiff("diff", str(source), str(tmp_path / "gguf"), "--json").stdout)
+    assert (data["format"], data["kind"]) == (1, "gguf_diff")
     (v,) = data["variants"]
     assert v["differs"] is False and v["parameters"] == {"source": 1_377_536, "gguf": 1_377_536}
     assert v["types"]["ffn_down.weight"] == [{"source": "BF16", "gguf": "Q6_K", "tensors": 2}]
@@ -178,6 +179,7 @@ def test_missing_reshaped_and_unexplained_tensors_are_named(tmp_path):
     del tensors["blk.1.attn_q.weight"]
     tensors["blk.0.ffn_gate_inp.weight"] = (8, 32)
     tensors["blk.0.attn_qkv.weight"] = (96, 32)
+    tensors["blk.1.nextn.eh_proj.weight"] = (32, 64)  # explained: an MTP tensor, not a difference
     _write_gguf(tmp_path / "gguf", tensors)
     source = _moe_source(tmp_path / "src")
     result = hubdiff("diff", str(source), str(tmp_path / "gguf"))
@@ -185,7 +187,8 @@ def test_missing_reshaped_and_unexplained_tensors_are_named(tmp_path):
     out = result.stdout
     assert "Moe-F32: differs" in out
     assert "missing from the GGUF:\n    blk.N.attn_q.weight (N = 1)" in out
-    assert "only in the GGUF:\n    blk.N.attn_qkv.weight (N = 0)" in out
+    assert "only in the GGUF:\n    blk.N.attn_qkv.weight (N = 0)\n" in out
+    assert "added blk.1.nextn.eh_proj.weight: +2,048 (an MTP (nextn) tensor" in out
     assert "reshaped blk.0.ffn_gate_inp.weight: source [4, 32], GGUF [8, 32]" in out
     data = json.loads(hubdiff("diff", str(source), str(tmp_path / "gguf"), "--json").stdout)
     (v,) = data["variants"]

@@ -107,6 +107,7 @@ def run_diff(args: argparse.Namespace, found: errors.SourceError | None = None) 
             raise errors.SourceError(release.source, release.sha or None, None, "no GGUF file holds tensors")
         if args.format == "json":
             data = {
+                "format": 1,
                 "kind": "gguf_diff",
                 "source": {"source": snapshot.source, "sha": snapshot.sha, "revision": snapshot.revision},
                 "gguf": {"source": release.source, "sha": release.sha, "revision": release.revision},

@@ -259,6 +259,8 @@ def compare_variant(snapshot: Snapshot, variant: Variant, template: str | None =
         if name in paired:
             continue
         why = CONVERTER_ADDED.get(name, "")
+        if ".nextn." in name:
+            why = "an MTP (nextn) tensor the converter writes under its own name"
         out.only_gguf.append((name, tuple(g.shape), g.elements, why))
         group, layer = _group(name)
         if layer is not None:
