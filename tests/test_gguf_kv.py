@@ -207,6 +207,38 @@ def test_architectures_not_modelled_say_so(tmp_path):
     assert "no KV cache" in (kv_cache({"general.architecture": "bert"}).reason or "")
 
 
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ({"llama.block_count": 2**40}, "more than llama.cpp's 512 layers"),
+        (
+            {"llama.block_count": 4, "llama.context_length": 64, "llama.nextn_predict_layers": 9},
+            "more than block_count 4",
+        ),
+        ({"llama.block_count": "4"}, "no llama.block_count"),
+        ({"llama.block_count": 4}, "no llama.context_length"),
+    ],
+)
+def test_hostile_metadata_is_refused_in_words(extra, says):
+    cache = kv_cache({"general.architecture": "llama", **extra})
+    assert not cache.computed and says in (cache.reason or "")
+
+
+def test_hostile_values_are_problems_not_crashes():
+    meta = {
+        "general.architecture": "llama",
+        "llama.block_count": 2,
+        "llama.context_length": 1024,
+        "llama.embedding_length": 64,
+        "llama.attention.head_count": 4,
+        "llama.attention.head_count_kv": [1, "x"],
+        "llama.attention.key_length": -3,
+    }
+    cache = kv_cache(meta)
+    assert not cache.computed
+    assert any("not a whole number" in p for p in cache.problems)
+
+
 def test_metrics_shows_the_kv_cache_end_to_end(tmp_path):
     write_model(tmp_path, "g3", "gemma3", _gemma3())
     result = hubdiff("metrics", str(tmp_path), "--json")
@@ -232,6 +264,8 @@ def test_metrics_shows_the_kv_cache_end_to_end(tmp_path):
     assert "sliding window 1,024: 10 layer(s), 21,760 bytes a cell x 1,024 cells" in result.stdout
     result = hubdiff("metrics", str(tmp_path), "--kv-dtype", "fp8")
     assert result.returncode == 2 and "llama.cpp's cache types" in result.stderr
+    result = hubdiff("metrics", str(tmp_path), "--context", "0")
+    assert result.returncode == 2 and "--context 0" in result.stderr
 
 
 def _ssm(w, layers: int, kv_heads: int | list[int] = 2):

@@ -55,7 +55,10 @@ def kv_settings(args: argparse.Namespace) -> KVSettings:
         kv_type(dtype)
     except KVUsage as exc:
         raise errors.UsageError(f"--kv-dtype {exc}") from None
-    return KVSettings(kv_dtype=dtype, n_ctx=getattr(args, "context", None))
+    context = getattr(args, "context", None)
+    if context is not None and context < 1:
+        raise errors.UsageError(f"--context {context}: a context is at least one token")
+    return KVSettings(kv_dtype=dtype, n_ctx=context)
 
 
 def run(args: argparse.Namespace, command: str, found: errors.SourceError | None = None) -> int:

@@ -49,6 +49,7 @@ _SPELLINGS |= {"bfloat16": "bf16"}
 
 DEFAULT_UBATCH = 512
 PAD_CELLS = 256  # GGML_PAD(n_ctx, 256) in llama_context; the SWA cache is padded to 256 too
+MAX_LAYERS = 512  # LLAMA_MAX_LAYERS (llama-hparams.h): llama.cpp refuses a block_count above it
 
 # architectures llama.cpp gives no memory (create_memory: res = nullptr)
 NO_MEMORY = frozenset(
@@ -377,6 +378,9 @@ def kv_cache(metadata: dict[str, Any], settings: KVSettings | None = None) -> KV
     if not n_layer_all:
         out.reason = f"no {arch}.block_count"
         return out
+    if n_layer_all > MAX_LAYERS:
+        out.reason = f"{arch}.block_count {n_layer_all:,} is more than llama.cpp's {MAX_LAYERS} layers"
+        return out
     meta = _Meta(metadata, arch, n_layer_all)
     ctx_train = meta.scalar("context_length")
     asked = settings.n_ctx if settings.n_ctx else ctx_train
@@ -390,6 +394,9 @@ def kv_cache(metadata: dict[str, Any], settings: KVSettings | None = None) -> KV
     out.streams = 1 if settings.unified else n_seq
 
     n_nextn = meta.scalar("nextn_predict_layers", 0) or 0
+    if n_nextn > n_layer_all:
+        out.reason = f"{arch}.nextn_predict_layers {n_nextn} is more than block_count {n_layer_all}"
+        return out
     n_layer = n_layer_all - n_nextn
     n_embd = meta.scalar("embedding_length", 0) or 0
     n_head = meta.per_layer("attention.head_count", [0] * n_layer_all)
