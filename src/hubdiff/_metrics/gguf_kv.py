@@ -97,6 +97,7 @@ OWN_CACHE = frozenset(
         "rwkv6qwen2",
         "rwkv7",
         "arwkv7",
+        "graniteswitch",  # its router layer is attended though it is counted as a nextn layer
     }
 )
 RECURRENT = frozenset({"mamba", "mamba2"})  # llm_arch_is_recurrent, less RWKV (OWN_CACHE)
