@@ -196,6 +196,28 @@ def test_missing_reshaped_and_unexplained_tensors_are_named(tmp_path):
     assert v["reshaped"] == [{"name": "blk.0.ffn_gate_inp.weight", "source": [4, 32], "gguf": [8, 32]}]
 
 
+def test_fp8_scales_and_rope_buffers_are_dropped_not_differences(tmp_path):
+    write_tiny(tmp_path / "gguf")
+    tensors = [
+        (_hf(name), "F8_E4M3" if len(shape) == 2 else "BF16", shape) for name, (shape, _) in TENSORS.items()
+    ]
+    tensors += [
+        ("model.layers.0.self_attn.q_proj.weight_scale_inv", "F32", (2, 2)),
+        ("model.layers.0.self_attn.rotary_emb.inv_freq", "F32", (16,)),
+    ]
+    config = {"model_type": "llama", "num_hidden_layers": 2, "tie_word_embeddings": False}
+    source = _source(tmp_path / "src", tensors, config, TEMPLATE)
+    result = hubdiff("diff", str(source), str(tmp_path / "gguf"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    # 4 scale values and 16 frequencies dropped: the source has 1,377,556 elements, the GGUF 1,377,536
+    assert "parameters: source 1,377,556, GGUF 1,377,536 (-20), because:" in result.stdout
+    assert (
+        "dropped model.layers.0.self_attn.q_proj.weight_scale_inv: -4 (a quantization scale" in result.stdout
+    )
+    assert "dropped model.layers.0.self_attn.rotary_emb.inv_freq: -16 (a RoPE buffer" in result.stdout
+    assert "attn_q.weight: F8_E4M3 -> Q4_K x2" in result.stdout
+
+
 def test_strip_names_mixed_quantization_a_layer():
     d = VariantDiff("x", type_layers={"attn_v.weight": {0: "Q6_K", 1: "Q4_K", 3: "Q6_K"}})
     assert strip(d) == [

@@ -284,6 +284,10 @@ def _expected_drop(p: Pair, layers: Any, tied: bool) -> str:
 
 
 def _expected_drop_name(name: str, layers: Any) -> str:
+    if name.endswith(("weight_scale_inv", ".weight_scale", ".input_scale")):
+        return "a quantization scale of the source: the converter dequantizes, then quantizes to ggml types"
+    if name.endswith("rotary_emb.inv_freq"):
+        return "a RoPE buffer: llama.cpp computes the frequencies"
     m = re.match(r"model\.layers\.(\d+)\.", name)
     if m and isinstance(layers, int) and int(m.group(1)) >= layers:
         return f"MTP layer (index {m.group(1)} >= num_hidden_layers {layers}): not converted"
