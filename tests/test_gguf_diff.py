@@ -252,3 +252,18 @@ def test_a_hostile_local_gguf_is_one_line_and_exit_3(tmp_path):
     assert result.returncode == 3
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"hubdiff: {tmp_path / 'gguf'} m.gguf: ") and "version 0" in line
+
+
+def test_a_hub_source_against_a_local_gguf(hub, tmp_path):
+    write_tiny(tmp_path / "gguf")
+    tensors = [(_hf(name), "BF16", shape) for name, (shape, _) in TENSORS.items()]
+    config = {"model_type": "llama", "num_hidden_layers": 2, "tie_word_embeddings": False}
+    files = {
+        "config.json": json.dumps(config).encode(),
+        "tokenizer_config.json": json.dumps({"chat_template": TEMPLATE}).encode(),
+    }
+    hub.add(RepoSpec("acme/Tiny", [CommitSpec(files, tensors)]))
+    args = ("--endpoint", hub.endpoint, "--cache-dir", str(tmp_path / "c"))
+    result = hubdiff("diff", "acme/Tiny", str(tmp_path / "gguf"), *args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("acme/Tiny@") and "chat template: same" in result.stdout
