@@ -72,3 +72,19 @@ def write_tiny(folder: Path, name: str = "Tiny-Q4_K_M", split_max_tensors: int =
     writer.write_tensors_to_file()
     writer.close()
     return sorted(folder.glob(f"{name}*.gguf"))
+
+
+def write_model(folder: Path, name: str, arch: str, setup) -> Path:  # type: ignore[no-untyped-def]
+    """A header for ``arch`` with the keys ``setup(writer)`` adds and one F32 tensor (token_embd, 32 x 4), so
+    the release has parameters: the KV tests read the metadata, never the weights."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.gguf"
+    writer = GGUFWriter(path, arch)
+    writer.add_name(name)
+    setup(writer)
+    writer.add_tensor("token_embd.weight", np.zeros((4, 32), dtype=np.float32), raw_dtype=Q.F32)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path

@@ -302,6 +302,8 @@ def test_snapshot_and_metrics_of_a_folder_end_to_end(tmp_path):
     assert f"parameters {params:,}" in result.stdout and f"{nbytes * 8 / params:.2f} BPW" in result.stdout
     assert "split complete: 2 shards, every tensor once" in result.stdout
     assert "attn_v.weight" in result.stdout and "architecture llama, context 4096" in result.stdout
+    # KV heads 2 x 32 = 64 elements of K and of V a layer, f16, 2 layers: 512 bytes a token
+    assert "512 bytes a token (2 full-attention layer(s), 4,096 cells)" in result.stdout
     result = hubdiff("snapshot", str(tmp_path), "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
@@ -370,6 +372,8 @@ def test_hub_repo_end_to_end(hub, tmp_path):
     (v,) = json.loads(result.stdout)["variants"]
     assert (v["parameters"], v["tensor_bytes"], v["architecture"]) == (params, nbytes, "llama")
     assert v["by_type"]["Q6_K"]["bits_per_weight"] == 6.5625
+    # the KV cache from the header: 2 layers x (K 64 + V 64) x 2 bytes (f16) = 512 bytes a token
+    assert (v["kv_cache"]["bytes_per_token"], v["kv_cache"]["kv_bytes"]) == (512, 512 * CONTEXT)
     paths = [e.path.split("?")[0] for e in hub.log]
     assert paths == [
         "/api/models/acme/Tiny-GGUF/revision/main",

@@ -310,11 +310,19 @@ def emit(report: Report, args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from . import gguf_cli
     from ._metrics.serving_options import options_from_args
     from .jobs import run_diff
 
+    if gguf_cli.is_local_gguf(args, args.new):  # safetensors against a GGUF
+        return gguf_cli.run_diff(args)
     serving = options_from_args(args)
-    return emit(run_diff(args.old, args.new, sources_from(args), _options_from(args), serving), args)
+    try:
+        return emit(run_diff(args.old, args.new, sources_from(args), _options_from(args), serving), args)
+    except errors.SourceError as exc:
+        if gguf_cli.gguf_side(exc, args.new):
+            return gguf_cli.run_diff(args, exc)
+        raise
 
 
 def _baseline_paths(args: argparse.Namespace) -> list[Path]:

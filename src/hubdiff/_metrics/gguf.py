@@ -20,6 +20,7 @@ from typing import Any
 
 from .._source.gguf import StringArray, TensorInfo, _pad
 from .._source.gguf_read import SPLIT_NAME, GGUFFile, GGUFRelease
+from .gguf_kv import KVSettings, kv_cache, kv_text
 
 GGUF_FORMAT = 1
 _BLOCK = re.compile(r"^blk\.\d+\.")
@@ -183,9 +184,12 @@ def _value_json(value: Any) -> Any:
     return value
 
 
-def release_json(release: GGUFRelease, with_tensors: bool = True) -> dict[str, Any]:
+def release_json(
+    release: GGUFRelease, with_tensors: bool = True, kv: KVSettings | None = None
+) -> dict[str, Any]:
     """The release as JSON (``format`` 1): every variant with its figures, files and, for ``snapshot``,
-    its tensors as [name, ggml type, shape (outermost first), shard number]."""
+    its tensors as [name, ggml type, shape (outermost first), shard number]; with ``kv`` (``metrics``),
+    its KV cache as llama.cpp allocates it (``gguf_kv``)."""
     out = []
     for v in variants(release):
         entry: dict[str, Any] = {
@@ -218,6 +222,8 @@ def release_json(release: GGUFRelease, with_tensors: bool = True) -> dict[str, A
         tokens = v.metadata.get("tokenizer.ggml.tokens")
         if tokens is not None:
             entry["vocab_tokens"] = len(tokens)
+        if kv is not None and v.parameters:
+            entry["kv_cache"] = kv_cache(v.metadata, kv).to_json()
         if with_tensors:
             entry["tensors"] = sorted([t.name, t.type.name, list(t.shape), shard] for t, shard in v.tensors())
         out.append(entry)
@@ -249,8 +255,9 @@ def _count(n: int) -> str:
     return str(n)
 
 
-def release_text(release: GGUFRelease, groups: bool = False) -> str:
-    """The release for a terminal: a block per variant (``groups``: bits per weight per tensor group)."""
+def release_text(release: GGUFRelease, groups: bool = False, kv: KVSettings | None = None) -> str:
+    """The release for a terminal: a block per variant (``groups``: bits per weight per tensor group;
+    ``kv``: the KV cache as llama.cpp allocates it)."""
     lines = [f"{release.label}  GGUF, {len(release.ggufs)} file(s)"]
     for v in variants(release):
         files = f"{len(v.files)} shards" if len(v.files) > 1 else v.files[0].path
@@ -273,6 +280,8 @@ def release_text(release: GGUFRelease, groups: bool = False) -> str:
             for name, t in v.by_group().items():
                 mix = ", ".join(f"{k} x{n}" for k, n in mixes[name].items())
                 lines.append(f"    {name:<28} {t.elements:>16,} elements {t.bits_per_weight:6.2f} BPW  {mix}")
+        if kv is not None and v.parameters:
+            lines += kv_text(kv_cache(v.metadata, kv))
         for problem in v.problems:
             lines.append(f"  PROBLEM: {problem}")
         if len(v.files) > 1 and not v.problems:
