@@ -182,7 +182,8 @@ def test_a_planted_jinja_bytecode_cache_is_never_run(served, reference, tmp_path
     for form in ([], ["--comment", str(tmp_path / "c.md"), "--summary", str(tmp_path / "s.md")]):
         # where jinja2's cache was: under $HUBDIFF_CACHE whatever --cache-dir said
         result = hubdiff(*diff_args(served, cache), *form, env={"HUBDIFF_CACHE": str(cache)})
-        assert (result.returncode, result.stdout, result.stderr) == (1, reference, "")
+        wrote = f"hubdiff: wrote comment {tmp_path / 'c.md'}, summary {tmp_path / 's.md'}\n" if form else ""
+        assert (result.returncode, result.stdout, result.stderr) == (1, reference, wrote)
         assert not marker.exists()
 
 

@@ -218,16 +218,22 @@ def test_the_keepalive_job_re_enables_the_watch_on_schedule():
     "path", [p for p in WORKFLOWS if p.name in ("checks.yml", "watch.yml")], ids=lambda p: p.name
 )
 def test_hf_token_reaches_only_the_steps_that_run_hubdiff(path):
-    """zizmor's secrets-outside-env: a job-level secret reaches every third-party action of the job."""
+    """zizmor's secrets-outside-env: a job-level secret reaches every third-party action of the job.
+    The token goes to the steps that run hubdiff: a ``run:`` that calls it, or this repository's own
+    action (``uses: ./``, whose ``hf-token`` input reaches only its hubdiff step: test_action.py)."""
     workflow = yaml.safe_load(path.read_text())
     given = 0
     for job in workflow["jobs"].values():
         assert "HF_TOKEN" not in (job.get("env") or {})
         for step in job.get("steps", []):
-            has = "HF_TOKEN" in (step.get("env") or {})
-            assert "uses" not in step or not has, step  # never to an action
+            own_action = step.get("uses") == "./"
+            has = "HF_TOKEN" in (step.get("env") or {}) or (
+                own_action and "secrets.HF_TOKEN" in str((step.get("with") or {}).get("hf-token", ""))
+            )
+            assert "uses" not in step or own_action or not has, step  # never to another action
+            assert "HF_TOKEN" not in str(step.get("with") or {}) or own_action, step
             lines = [line.strip() for line in step.get("run", "").splitlines()]
-            runs_hubdiff = any(
+            runs_hubdiff = own_action or any(
                 line.startswith(("hubdiff ", "pytest checks/")) or line.endswith("record_baseline.sh")
                 for line in lines
             )
