@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _say, errors
-from ._metrics import EarlyConfigRead, MetricsOptions
+from ._metrics import EarlyConfigRead, MetricsOptions, cached_metrics
 from ._source import HubSettings, Sources, parse_source
 from ._source.cache import SnapshotCache
 from .visible import printable_json, printable_lines
@@ -155,7 +155,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     if early is not None:
         early.join()
     with errors.reading(snapshot.source, snapshot.sha or None, "config.json"):
-        metrics = sources.metrics(snapshot, options)
+        metrics = cached_metrics(sources.cache, snapshot, options)
         serving_json, serving_text = None, ""
         if configurations:  # serving is imported only when its flags are given
             from ._metrics.serving import reports_text, serving_report

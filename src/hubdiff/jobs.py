@@ -16,7 +16,7 @@ from ._compare import Comparison, Side, compare
 from ._compare.claims import ClaimResult, evaluate
 from ._compare.config_diff import ConfigChange
 from ._compare.release import Variant, closest_sibling, variant_of
-from ._metrics import EarlyConfigRead, Metrics, MetricsOptions
+from ._metrics import EarlyConfigRead, Metrics, MetricsOptions, cached_metrics
 from ._metrics.kv import kv_report
 from ._metrics.serving_options import ServingOptions, ServingRefused, figure_unit
 from ._release.diff import ReleaseDiff
@@ -130,7 +130,7 @@ def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions, listed: s
 
 def _metrics_of(sources: Sources, snapshot: Snapshot, options: MetricsOptions) -> Metrics:
     with reading(snapshot.source, snapshot.sha or None, "config.json"):
-        return sources.metrics(snapshot, options)
+        return cached_metrics(sources.cache, snapshot, options)
 
 
 def _compare(old: Side, new: Side, recorded: dict[str, Any] | None = None) -> Comparison:
@@ -259,7 +259,7 @@ def _check_repo(
         old = Side(
             f"{repo.repo}@{(repo.sha or 'baseline')[:12]} (baseline)",
             expected,
-            sources.metrics(expected, repo.options),
+            cached_metrics(sources.cache, expected, repo.options),
         )
     recorded: dict[str, Any] | None = repo.metrics or None
     comparison = _compare(old, new, recorded)
@@ -349,7 +349,9 @@ def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, ti
     new = _side(sources, SourceSpec("hub", repo, sha), first.options)
     with reading(str(baseline.path), None, None):
         expected = {r.repo: r.expected_snapshot() for r in baseline.repos}
-        siblings = [(name, sources.metrics(expected[name], r.options)) for name, r in pinned.items()]
+        siblings = [
+            (name, cached_metrics(sources.cache, expected[name], r.options)) for name, r in pinned.items()
+        ]
     sibling = closest_sibling(new.metrics, siblings, rule.reference if rule else None)
     assert sibling is not None  # a baseline has at least one repo
     chosen = pinned[sibling.repo]

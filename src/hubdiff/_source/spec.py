@@ -7,15 +7,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import UsageError, reading
 from ..snapshot import Snapshot
 from .cache import SnapshotCache
 from .repo_id import is_repo_id
-
-if TYPE_CHECKING:
-    from .._metrics import Metrics, MetricsOptions
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 # parsing.MANY_SHARDS, written out: importing parsing (subprocess, the header checks) cost a warm run,
@@ -241,19 +238,3 @@ class Sources:
         if snapshot is None:
             return None
         return snapshot if snapshot.revision == spec.revision else replace(snapshot, revision=spec.revision)
-
-    def metrics(self, snapshot: Snapshot, options: MetricsOptions) -> Metrics:
-        """``compute_metrics``, or what the cache holds for the same content, options and versions.
-
-        A hit costs one small file read and no import of transformers (1.4 s of a cold run).
-        """
-        from .._metrics import compute_metrics
-        from .cache import metrics_key
-
-        key = metrics_key(snapshot, options)
-        cached = self.cache.load_metrics(key)
-        if cached is not None:
-            return cached
-        metrics = compute_metrics(snapshot, options)
-        self.cache.store_metrics(key, metrics)
-        return metrics
