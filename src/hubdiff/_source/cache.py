@@ -241,7 +241,7 @@ class SnapshotCache:
     gives the same root's cache of another, which ``Sources`` and ``HubReader`` take from their settings."""
 
     def __init__(self, root: Path | None = None, endpoint: str | None = None) -> None:
-        from .spec import DEFAULT_ENDPOINT
+        from .settings import DEFAULT_ENDPOINT
 
         self.root = Path(root) if root is not None else default_cache_dir()
         self.endpoint = endpoint_origin(endpoint or DEFAULT_ENDPOINT)

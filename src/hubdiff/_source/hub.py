@@ -47,7 +47,6 @@ from ..patterns import ShardGroups
 from ..snapshot import Snapshot
 from .build import FIRST_GUESS_PER_ENTRY, HeaderHint, config_file_of, first_range_before_index, read_model
 from .cache import SnapshotCache
-from .gguf_read import GGUFRepo, is_gguf_listing
 from .header import HeaderProblem, header_length
 from .jsonin import JSONProblem, load_json
 from .layout import (
@@ -64,6 +63,7 @@ from .outbound import (
     DISABLED,
     GATE,
     MAX_REDIRECTS,
+    RETRY_STATUS,
     WAITING,
     certificate_problem,
     origin,
@@ -77,10 +77,9 @@ from .outbound import (
 )
 from .parsing import HeaderParser
 from .repo_id import is_repo_id
-from .spec import STREAMS, HubSettings
+from .settings import STREAMS, HubSettings
 
 T = TypeVar("T")
-RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 MAX_ERROR_BODY = 4_096  # enough for the Hub's error message; a hostile server may send gigabytes
 MAX_INFO_BYTES = 64_000_000  # model info of a repo with some 300,000 files
 MAX_PAGE_BYTES = 64_000_000  # one page of a model listing (1,000 models)
@@ -487,10 +486,13 @@ class HubReader:
         offline: bool = False,
         headers: bool = True,
         on_config: Callable[[dict[str, Any]], None] | None = None,
+        on_info: Callable[[str, RepoInfo], None] | None = None,
     ) -> Snapshot:
         """``headers=False`` reads config and file list only; such a snapshot is never cached.
 
-        ``on_config`` sees the config when it has been read from the Hub (see ``read_model``).
+        ``on_config`` sees the config when it has been read from the Hub (see ``read_model``);
+        ``on_info`` sees the revision's model info in a read with headers, before the cache is asked
+        for its sha or anything else is read, and may stop the read by raising (a repo of GGUF files).
         """
         if offline:
             return self._offline(repo, revision)
@@ -503,8 +505,8 @@ class HubReader:
             if cached is not None:
                 return cached
         info = self.resolve(repo, revision)
-        if is_gguf_listing(info.sizes) and "config.json" not in info.sizes:
-            raise GGUFRepo(repo, info)  # read by gguf_read, with the info already had
+        if on_info is not None:
+            on_info(repo, info)  # the caller's look at the files before any is read (GGUF stops here)
         sha = info.sha
         if cache is not None:
             cached = cache.load(repo, sha)
