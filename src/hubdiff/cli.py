@@ -17,7 +17,7 @@ from ._source.cache import SnapshotCache
 from .visible import printable_json, printable_lines
 
 if TYPE_CHECKING:
-    from .jobs import Report
+    from .results import Report
 
 EXIT_CODES = """exit codes:
   0  nothing beyond tolerance
@@ -429,7 +429,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from ._render.markdown import render
-    from .jobs import Report
+    from .results import Report
     from .watch import github_annotations, parse_shard, run_watch, write_github_files
 
     paths = _baseline_paths(args)
