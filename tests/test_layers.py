@@ -51,6 +51,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
             "hubdiff.demo",
             "hubdiff.gguf_cli",
             "hubdiff.pytest_plugin",
+            "hubdiff.serving_args",
             "hubdiff.testing",
             "hubdiff.watch",
         ),

@@ -133,8 +133,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
     from . import gguf_cli
     from ._metrics.memory import total_memory
-    from ._metrics.serving_options import options_from_args
     from ._render.text import fit, memory_text, metrics_text
+    from .serving_args import options_from_args
 
     if gguf_cli.is_local_gguf(args):
         return gguf_cli.run(args, "metrics")
@@ -158,7 +158,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         metrics = cached_metrics(sources.cache, snapshot, options)
         serving_json, serving_text = None, ""
         if configurations:  # serving is imported only when its flags are given
-            from ._metrics.serving import reports_text, serving_report
+            from ._metrics.serving import serving_report
+            from ._metrics.serving_text import reports_text
 
             reports = [serving_report(metrics, snapshot.patterns, o) for o in configurations]
             serving_json, serving_text = [r.to_json() for r in reports], reports_text(reports)
@@ -220,7 +221,7 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
 
 def _serving_options(p: argparse.ArgumentParser) -> None:
     """--tp, --ep, --pp and the KV pool's settings: figures per GPU by the engine's rules."""
-    from ._metrics.serving_options import add_arguments
+    from .serving_args import add_arguments
 
     add_arguments(p)
 
@@ -310,8 +311,8 @@ def emit(report: Report, args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ._metrics.serving_options import options_from_args
     from .jobs import run_diff
+    from .serving_args import options_from_args
 
     serving = options_from_args(args)
     return emit(run_diff(args.old, args.new, sources_from(args), _options_from(args), serving), args)
@@ -345,7 +346,7 @@ def cmd_baseline_init(args: argparse.Namespace) -> int:
     spec = parse_source(args.source)
     if spec.kind != "hub":
         raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
-    from ._metrics.serving_options import options_from_args
+    from .serving_args import options_from_args
 
     path = family_file(Path(args.baseline_dir), args.family, ".yaml")
     serving = options_from_args(args)
