@@ -16,7 +16,7 @@ new revision drops one expert projection in 13 layers and reshapes another). Eve
 process, in the default (markdown) format, talking to the replica in another process; cold is a fresh
 ``HUBDIFF_CACHE``, warm the same command again. The reference reads what a diff needs by hand, both
 sides at once: ``model_info`` and ``get_safetensors_metadata`` per side. In process: ``diff_tensors``
-of the founding pair against ``_diff_by_name`` (the name-by-name path it replaced) and, with
+of the founding pair against ``diff_by_name`` (the name-by-name path it replaced) and, with
 ``--deepdiff``, of the 199,680-tensor pair against plain DeepDiff (~15 s).
 """
 
@@ -97,10 +97,12 @@ def end_to_end(runs: int, latency_s: float, names: list[str]) -> dict[str, dict[
 
 def in_process(runs: int, deepdiff: bool) -> None:
     """``diff_tensors`` on patterns against the name-by-name paths it replaced (no process, no I/O)."""
-    from hubdiff._compare.tensor_diff import _diff_by_name, diff_tensors
+    sys.path.insert(0, str(Path(__file__).parent.parent))  # the repository: its tests hold the reference
+    from hubdiff._compare.tensor_diff import diff_tensors
     from hubdiff.snapshot import Snapshot, Tensor
     from hubdiff.testing import load_census
     from hubdiff.testing.example import example_dir
+    from tests.tensor_reference import diff_by_name
 
     def snapshot(rows: list[tuple[str, str, tuple[int, ...]]]) -> Snapshot:
         tensors = (Tensor(n, d, s, "") for n, d, s in rows)
@@ -119,7 +121,7 @@ def in_process(runs: int, deepdiff: bool) -> None:
         for n in ("GLM-5.3", "GLM-5.3-Flash")
     )
     ours = timed(lambda: diff_tensors(old, new))
-    theirs = timed(lambda: _diff_by_name(old, new))
+    theirs = timed(lambda: diff_by_name(old, new))
     print(
         f"founding pair, diff_tensors on patterns: {ours * 1000:.1f} ms; name by name (the path it replaced): "
         f"{theirs:.3f} s ({theirs / ours:,.0f}x)"

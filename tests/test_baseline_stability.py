@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from hubdiff._baseline.record import merged
 from hubdiff._baseline.store import dump, same, splice
-from hubdiff._metrics import MetricsOptions
+from hubdiff._metrics import MetricsOptions, cached_metrics
 from hubdiff._source import HubSettings, Sources, SourceSpec
 from hubdiff._source.cache import SnapshotCache
 from hubdiff.demo import _new_flash_revision
@@ -160,7 +160,7 @@ def test_init_of_a_tracked_repo_keeps_its_options_and_says_what_changed(quiet_hu
 
 def figures_of(sources: Sources, revision: str) -> dict[str, Any]:
     snapshot = sources.open(SourceSpec("hub", FLASH, revision))
-    return sources.metrics(snapshot, FLASH_OPTIONS).figures()
+    return cached_metrics(sources.cache, snapshot, FLASH_OPTIONS).figures()
 
 
 def expected_change(old_text: str, new_sha: str, new_figures: dict[str, Any]) -> set[tuple[str, str]]:

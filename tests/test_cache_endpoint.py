@@ -61,7 +61,8 @@ def test_two_endpoints_keep_their_own_refs_snapshots_and_metrics(hub, tmp_path):
     here = Sources(HubSettings(endpoint=hub.endpoint, retries=0), SnapshotCache(root))
     spec = parse_source(REPO)
     snapshot = here.open(spec)
-    here.metrics(snapshot, __import__("hubdiff._metrics", fromlist=["MetricsOptions"]).MetricsOptions())
+    metrics = __import__("hubdiff._metrics", fromlist=["cached_metrics", "MetricsOptions"])
+    metrics.cached_metrics(here.cache, snapshot, metrics.MetricsOptions())
     other = SnapshotCache(root, "https://huggingface.co")
     assert other.known_refs(REPO) == {}
     assert other.load(REPO, snapshot.sha) is None

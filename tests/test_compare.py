@@ -6,6 +6,7 @@ import pytest
 
 from hubdiff._compare.config_diff import diff_configs
 from hubdiff._metrics import MetricsOptions
+from hubdiff._render.headline import headline
 from hubdiff._render.markdown import render
 from hubdiff._source import HubSettings, Sources
 from hubdiff._source.cache import SnapshotCache
@@ -56,7 +57,7 @@ def test_glm5_to_glm53(sources):
     wk = templates["model.layers.*.self_attn.indexer.wk.weight"]
     assert (wk.old_count, wk.new_count, wk.old_layers, wk.new_layers) == (79, 22, "0-78", "0-2,6-78/4")
     assert len(templates) == 5 and not result.comparison.tensors.added
-    assert "self_attn.indexer.* tensors leave 57 of 79 layers (79 → 22)" in result.headline
+    assert "self_attn.indexer.* tensors leave 57 of 79 layers (79 → 22)" in headline(result)
     assert report.exit_code == 1
     text = render(report, "text")
     assert "rope_parameters.rope_theta: 1,000,000 -> 8,000,000" in text
@@ -123,7 +124,7 @@ def test_dtype_spelling_is_cosmetic():
 
 def test_same_revision_twice_is_no_difference(sources):
     report = run_diff("zai-org/GLM-5", "zai-org/GLM-5@main", sources, MetricsOptions())
-    assert report.exit_code == 0 and report.results[0].headline.endswith("no differences.")
+    assert report.exit_code == 0 and headline(report.results[0]).endswith("no differences.")
 
 
 def _snapshot(names):

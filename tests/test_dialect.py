@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from hubdiff._baseline import entry_for, write_baseline
-from hubdiff._source import Sources, SourceSpec, quick
+from hubdiff._source import Sources, SourceSpec, hub_http, quick
 from hubdiff._source import hub as hub_module
 from hubdiff._source.cache import SnapshotCache
 from hubdiff._source.hub import HubReader
@@ -55,6 +55,7 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> RateGate:
     """A rate-limit gate of this test's own: the process's one would carry a pause into the next test."""
     fresh = RateGate()
     monkeypatch.setattr(hub_module, "GATE", fresh)
+    monkeypatch.setattr(hub_http, "GATE", fresh)
     monkeypatch.setattr(quick, "GATE", fresh)
     return fresh
 

@@ -281,7 +281,7 @@ def test_a_mangled_metrics_entry_is_a_miss_or_read_exactly(stored_entry, data):
     key = entry["key"]
     cache._metrics_path(key).parent.mkdir(parents=True)
     cache._metrics_path(key).write_text(json.dumps(mangled))
-    loaded = cache.load_metrics(key)
+    loaded = cache.load_metrics(key, Metrics)
     if loaded is not None:  # well typed: stored again exactly (``_to_json`` raises on any stray type)
         assert isinstance(loaded, Metrics) and mangled["key"] == key
         assert _reader(Metrics)(_to_json(loaded, Metrics)) == loaded

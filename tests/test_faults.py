@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from hubdiff._source import hub as hub_module
+from hubdiff._source import hub_http
 from hubdiff._source.hub import HubReader, ListedRepo
 from hubdiff.cli import main
 from hubdiff.errors import SourceError
@@ -191,7 +192,7 @@ def test_listing_pages_are_bounded(hub, cache, monkeypatch):
 def test_a_trickling_body_is_abandoned_at_the_deadline(hub, cache, monkeypatch):
     """Each read arrives within the timeout, the whole body never does: the attempt has a deadline."""
     sha = _repo(hub)
-    monkeypatch.setattr(hub_module, "DEADLINE_TIMEOUTS", 2)
+    monkeypatch.setattr(hub_http, "DEADLINE_TIMEOUTS", 2)
     hub.add_fault(Fault("/config.json", trickle_s=0.2))
     reader = HubReader(fast_settings(hub.endpoint, timeout_s=TIMEOUT, retries=1), cache)
     start = time.monotonic()

@@ -15,8 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hubdiff._source import hub as hub_module
-from hubdiff._source import quick
+from hubdiff._source import hub_http, quick
 from hubdiff._source.hub import HubReader
 from hubdiff._source.outbound import same_origin
 from hubdiff.cli import main
@@ -225,7 +224,7 @@ TRICKLE = {"trickle_s": 0.1, "trickle_bytes": 1}  # every read well within the t
 @pytest.fixture
 def short_deadline(monkeypatch):
     monkeypatch.setattr(quick, "DEADLINE_TIMEOUTS", 2)
-    monkeypatch.setattr(hub_module, "DEADLINE_TIMEOUTS", 2)
+    monkeypatch.setattr(hub_http, "DEADLINE_TIMEOUTS", 2)
 
 
 @pytest.mark.parametrize("head", [True, False], ids=["headers", "body"])

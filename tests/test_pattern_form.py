@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hubdiff._compare import tensor_diff
-from hubdiff._compare.tensor_diff import _diff_by_name, _minus, diff_tensors
+from hubdiff._compare.tensor_diff import _minus, diff_tensors
 from hubdiff._metrics.components import _is_scale, classify, count_parameters, count_patterns
 from hubdiff._metrics.config import ArchConfig
 from hubdiff._metrics.estimate import synthesize
@@ -27,6 +27,7 @@ from hubdiff.testing import load_census
 from hubdiff.testing.example import example_dir
 
 from .conftest import DATA
+from .tensor_reference import diff_by_name
 from .test_local_source import mixtral_tensors
 
 Triple = tuple[str, str, tuple[int, ...]]
@@ -104,7 +105,7 @@ def assert_same_diff(old: list[Triple], new: list[Triple]) -> None:
     """The diff per group of index tuples gives what the name-by-name diff (with its prefix-rename
     alignment, the reference) gives; the group path is taken unless names both vanished and appeared."""
     a, b = snapshot_of(old), snapshot_of(new)
-    assert diff_tensors(a, b) == _diff_by_name(a, b)
+    assert diff_tensors(a, b) == diff_by_name(a, b)
 
 
 @pytest.mark.parametrize(

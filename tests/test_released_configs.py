@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from hubdiff._metrics.config import HUBDIFF_NUMERIC_KEYS
 from hubdiff._source.config_bounds import USED_AS_NUMBER, check_config
+from hubdiff._source.config_keys import HUBDIFF_NUMERIC_KEYS
 from hubdiff._source.layout import LayoutProblem
 from hubdiff._source.numeric_keys import TRANSFORMERS_NUMERIC_KEYS, TRANSFORMERS_VERSION
 from hubdiff.testing import CommitSpec, RepoSpec

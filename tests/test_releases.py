@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from hubdiff._baseline import load_baseline
+from hubdiff._render.headline import headline
 from hubdiff.errors import BaselineError
 from hubdiff.testing import CommitSpec, RepoSpec, quantized_copy
 from hubdiff.watch import run_watch
@@ -118,7 +119,7 @@ def test_new_releases_are_compared_with_their_closest_sibling(hub, tmp_path, fam
         in by_repo["acme/Nova-S-Long"].note
     )
     assert by_repo["acme/Nova-L-Instruct"].variant is None and by_repo["acme/Nova-S-Long"].variant is None
-    assert "rope_theta" in by_repo["acme/Nova-L-Instruct"].headline
+    assert "rope_theta" in headline(by_repo["acme/Nova-L-Instruct"])
     assert by_repo["acme/Nova-S-lora"].note == "an adapter (adapter_config.json), not a model of its own"
     assert by_repo["acme/Nova-S-q4"].note == "GGUF only (1 .gguf files, no safetensors weights)"
 
@@ -135,7 +136,7 @@ def test_new_releases_are_compared_with_their_closest_sibling(hub, tmp_path, fam
         and v.new_scale_bytes == 4 * tiles
         and v.old_scale_bytes == 0
     )
-    assert fp8.headline.startswith(
+    assert headline(fp8).startswith(
         "New release in nova: acme/Nova-S-FP8, compared with acme/Nova-S: a quantized copy of acme/Nova-S: "
         "same architecture, parameters equal"
     )
@@ -181,7 +182,7 @@ def test_reference_rule_and_vanished_pinned_repo(hub, tmp_path, family):
     assert by_repo["acme/Nova-S-Chat"].sibling == "acme/Nova-L"
     assert "the family's reference" in by_repo["acme/Nova-S-Chat"].note
     gone = by_repo["acme/Nova-S"]
-    assert gone.status == "vanished" and not gone.error and "repository not found" in gone.headline
+    assert gone.status == "vanished" and not gone.error and "repository not found" in headline(gone)
     assert not outcome.failed and outcome.exit_code == 1
 
 
@@ -198,7 +199,7 @@ def test_the_hubs_count_disagreeing_is_flagged(hub, tmp_path, family):
     assert "**The Hub's own count for acme/Nova-S-2@" in report and "BF16 Hub 5, headers " in report
     (result,) = outcome.results["nova"]
     assert result.status == "new release"
-    assert result.headline.endswith("; the Hub's own parameter count disagrees with the headers (BF16).")
+    assert headline(result).endswith("; the Hub's own parameter count disagrees with the headers (BF16).")
 
 
 @pytest.mark.parametrize(
@@ -267,7 +268,7 @@ def test_a_renamed_copy_is_a_converted_copy(hub, tmp_path, family):
     (result,) = outcome.results["nova"]
     assert result.sibling == "acme/Nova-S" and result.variant is not None
     assert result.variant.kind == "converted" and result.variant.old_bytes == result.variant.new_bytes
-    assert "a converted copy of acme/Nova-S: same architecture, parameters equal" in result.headline
+    assert "a converted copy of acme/Nova-S: same architecture, parameters equal" in headline(result)
 
 
 def test_a_repo_two_families_take_is_proposed_once_by_the_first(hub, tmp_path, family):
@@ -325,8 +326,8 @@ def test_same_layout_is_not_called_a_copy_and_ties_go_to_the_first_name(hub, tmp
     (result,) = outcome.results["nova"]
     assert result.sibling == "acme/Nova-A"  # Nova-A and Nova-S tie: the first name
     assert result.variant is not None and result.variant.kind == "same layout"
-    assert "same architecture and tensor layout as acme/Nova-A" in result.headline
-    assert "copy of" not in result.headline
+    assert "same architecture and tensor layout as acme/Nova-A" in headline(result)
+    assert "copy of" not in headline(result)
     assert "not a new model" not in (tmp_path / "reports" / "nova.md").read_text()
 
 
@@ -369,7 +370,7 @@ def test_private_and_unreadable_new_repos_are_skipped_without_failing_the_run(tm
         assert not any("Nova-XL-unreleased" in e.path for e in hub.log)  # never read
         assert by_repo["acme/Nova-broken"].status == "skipped"
         assert by_repo["acme/Nova-broken"].note.startswith("could not be read (acme/Nova-broken@")
-        assert "internal error" not in by_repo["acme/Nova-neg"].headline
+        assert "internal error" not in headline(by_repo["acme/Nova-neg"])
         negative = by_repo["acme/Nova-neg"]  # a size out of range is refused as unreadable input
         assert negative.status == "skipped"
         assert negative.note.startswith("could not be read (acme/Nova-neg@")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hubdiff._source import Sources, quick
+from hubdiff._source import Sources, hub_http, quick
 from hubdiff._source import hub as hub_module
 from hubdiff._source.cache import SnapshotCache
 from hubdiff._source.hub import HubReader, streams, streams_for_latency
@@ -42,6 +42,7 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> RateGate:
     """A rate-limit gate of this test's own: what another test's replica said is left is not this one's."""
     fresh = RateGate()
     monkeypatch.setattr(hub_module, "GATE", fresh)
+    monkeypatch.setattr(hub_http, "GATE", fresh)
     monkeypatch.setattr(quick, "GATE", fresh)
     return fresh
 

@@ -18,8 +18,9 @@ import pytest
 import yaml
 
 from hubdiff._metrics import MetricsOptions, compute_metrics
-from hubdiff._metrics.serving import pp_partitions, serving_report
+from hubdiff._metrics.serving import serving_report
 from hubdiff._metrics.serving_options import ServingOptions, ServingRefused, figure_unit, split_name
+from hubdiff._metrics.serving_shards import pp_partitions
 from hubdiff.errors import UsageError
 from hubdiff.snapshot import Snapshot
 

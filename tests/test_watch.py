@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from hubdiff._baseline import entry_for, write_baseline
+from hubdiff._render.headline import headline
 from hubdiff._source import HubSettings, Sources, SourceSpec
 from hubdiff._source.cache import SnapshotCache
 from hubdiff.testing import CommitSpec, Fault, RepoSpec
@@ -100,7 +101,7 @@ def test_new_commit_between_two_runs_with_gated_and_failing_repos(hub, tmp_path)
     assert list(failed) == ["other/broken@main"] and "HTTP 503" in failed["other/broken@main"]
     gated = next(r for r in first.results["fam"] if r.title == "org/gated@main")
     assert gated.status == "gated" and not gated.error  # what the watch saw, not a read failure
-    assert "gated: the Hub refuses this token its files" in gated.headline
+    assert "gated: the Hub refuses this token its files" in headline(gated)
     assert "1 gated" in first.summary_line()
     assert sorted(first.unchanged) == ["org/a", "org/b"]
     assert path.read_text() == before and first.exit_code == 3
@@ -110,7 +111,7 @@ def test_new_commit_between_two_runs_with_gated_and_failing_repos(hub, tmp_path)
     second = run_watch([path], sources, update=True, output_dir=tmp_path / "r2")
     changed = [r for r in second.results["fam"] if r.status == "changed"]
     assert [r.title for r in changed] == ["org/a@main"]
-    assert "hidden_size" in changed[0].headline
+    assert "hidden_size" in headline(changed[0])
     assert second.updated == {"fam": ["org/a"]}
     after = yaml.safe_load(path.read_text())
     assert after["repos"]["org/a"]["sha"] == new_sha and after["repos"]["org/a"]["claims"] == {"layers": 2}

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _say, errors
-from ._metrics import EarlyConfigRead, MetricsOptions
+from ._metrics import EarlyConfigRead, MetricsOptions, cached_metrics
 from ._source import HubSettings, Sources, parse_source
 from ._source.cache import SnapshotCache
 from .visible import printable_json, printable_lines
 
 if TYPE_CHECKING:
-    from .jobs import Report
+    from .results import Report
 
 EXIT_CODES = """exit codes:
   0  nothing beyond tolerance
@@ -133,8 +133,8 @@ def cmd_metrics(args: argparse.Namespace) -> int:
 
     from . import gguf_cli
     from ._metrics.memory import total_memory
-    from ._metrics.serving_options import options_from_args
     from ._render.text import fit, memory_text, metrics_text
+    from .serving_args import options_from_args
 
     if gguf_cli.is_local_gguf(args):
         return gguf_cli.run(args, "metrics")
@@ -155,10 +155,11 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     if early is not None:
         early.join()
     with errors.reading(snapshot.source, snapshot.sha or None, "config.json"):
-        metrics = sources.metrics(snapshot, options)
+        metrics = cached_metrics(sources.cache, snapshot, options)
         serving_json, serving_text = None, ""
         if configurations:  # serving is imported only when its flags are given
-            from ._metrics.serving import reports_text, serving_report
+            from ._metrics.serving import serving_report
+            from ._metrics.serving_text import reports_text
 
             reports = [serving_report(metrics, snapshot.patterns, o) for o in configurations]
             serving_json, serving_text = [r.to_json() for r in reports], reports_text(reports)
@@ -220,7 +221,7 @@ def _metric_options(p: argparse.ArgumentParser) -> None:
 
 def _serving_options(p: argparse.ArgumentParser) -> None:
     """--tp, --ep, --pp and the KV pool's settings: figures per GPU by the engine's rules."""
-    from ._metrics.serving_options import add_arguments
+    from .serving_args import add_arguments
 
     add_arguments(p)
 
@@ -311,8 +312,8 @@ def emit(report: Report, args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from . import gguf_cli
-    from ._metrics.serving_options import options_from_args
     from .jobs import run_diff
+    from .serving_args import options_from_args
 
     if gguf_cli.is_local_gguf(args, args.new):  # safetensors against a GGUF
         return gguf_cli.run_diff(args)
@@ -353,7 +354,7 @@ def cmd_baseline_init(args: argparse.Namespace) -> int:
     spec = parse_source(args.source)
     if spec.kind != "hub":
         raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
-    from ._metrics.serving_options import options_from_args
+    from .serving_args import options_from_args
 
     path = family_file(Path(args.baseline_dir), args.family, ".yaml")
     serving = options_from_args(args)
@@ -437,7 +438,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     from ._render.markdown import render
-    from .jobs import Report
+    from .results import Report
     from .watch import github_annotations, parse_shard, run_watch, write_github_files
 
     paths = _baseline_paths(args)

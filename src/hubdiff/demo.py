@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ._files import atomic_write_text
 from ._metrics import MetricsOptions
+from ._render.headline import headline
 from ._render.markdown import render
 from ._source import HubSettings, Sources
 from ._source.cache import SnapshotCache
@@ -122,7 +123,7 @@ def run_demo(args: argparse.Namespace) -> int:
         ):
             report = run_diff(old, new, sources, options)
             atomic_write_text(out / f"{name}.md", render(report))
-            print(f"   {report.results[0].headline}\n   -> {out / (name + '.md')}")
+            print(f"   {headline(report.results[0])}\n   -> {out / (name + '.md')}")
 
         print("\n2. hubdiff watch over baselines/glm-5.yaml")
         first = run_watch([baselines / "glm-5.yaml"], sources, output_dir=out)
@@ -135,7 +136,7 @@ def run_demo(args: argparse.Namespace) -> int:
         second = run_watch([baselines / "glm-5.yaml"], sources, update=True, output_dir=out)
         for results in second.results.values():
             for result in results:
-                print(f"   {result.headline}")
+                print(f"   {headline(result)}")
                 for claim in result.broken_claims:
                     print(
                         f"   claim {claim.claim.name}: stated {claim.claim.stated}, measured {claim.measured_text}"
@@ -156,7 +157,7 @@ def run_demo(args: argparse.Namespace) -> int:
         third = run_watch([baselines / "glm-5.yaml"], sources, update=True, output_dir=out / "releases")
         for results in third.results.values():
             for result in results:
-                print(f"   {result.headline}")
+                print(f"   {headline(result)}")
         print(f"   {third.summary_line()}")
         for paths in third.files.values():
             print(f"   report: {paths['report']}\n   PR body: {paths.get('pr_body', '-')}")

@@ -7,118 +7,23 @@ Report for the renderers. A source that cannot be read is reported and the other
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ._baseline import Baseline, RepoBaseline, load_baseline
 from ._compare import Comparison, Side, compare
-from ._compare.claims import ClaimResult, evaluate
-from ._compare.config_diff import ConfigChange
-from ._compare.release import Variant, closest_sibling, variant_of
-from ._metrics import EarlyConfigRead, Metrics, MetricsOptions
+from ._compare.claims import evaluate
+from ._compare.release import closest_sibling, variant_of
+from ._metrics import EarlyConfigRead, Metrics, MetricsOptions, cached_metrics
 from ._metrics.kv import kv_report
 from ._metrics.serving_options import ServingOptions, ServingRefused, figure_unit
 from ._release.diff import ReleaseDiff
 from ._source import Sources, SourceSpec, parse_source
 from ._threads import each_in_threads
-from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, HubdiffError, SourceError, internal_error, reading
+from .errors import HubdiffError, SourceError, internal_error, reading
+from .results import KVVariant, RepoResult, Report
 from .snapshot import Snapshot
-
-NOTICES = ("vanished", "gated", "disabled", "renamed", "skipped")  # watch results that are not a comparison
-
-
-@dataclass(frozen=True)
-class KVVariant:
-    """The KV comparison under another reading of an ambiguous config (e.g. indexer key pooling)."""
-
-    label: str
-    old_bytes: int
-    new_bytes: int
-
-
-@dataclass(frozen=True)
-class RepoResult:
-    title: str
-    comparison: Comparison | None = None
-    claims: tuple[ClaimResult, ...] = ()
-    error: str | None = None
-    allowed: tuple[str, ...] = ()
-    baseline: Path | None = None
-    line: int | None = None
-    kv_variants: tuple[KVVariant, ...] = ()
-    fail_on_any_change: bool = False  # diff: any difference counts; check: cosmetic and allowed do not
-    kind: str = "revision"  # or "new release", and for what the watch saw instead: NOTICES
-    note: str | None = None  # a new release: its sibling and why; a notice: what was seen
-    variant: Variant | None = None  # a new release that is a sibling stored differently
-    sibling: str | None = None  # the pinned repo a new release was compared with
-    family: str | None = None
-    release: ReleaseDiff | None = None  # chat template, tokens, generation and processor settings
-
-    @property
-    def release_changed(self) -> bool:
-        """The release files changed: any difference for diff, what a user would notice for check."""
-        r = self.release
-        return r is not None and (r.differs if self.fail_on_any_change else r.changed)
-
-    @property
-    def broken_claims(self) -> list[ClaimResult]:
-        return [c for c in self.claims if not c.holds]
-
-    def blocking_config(self) -> list[ConfigChange]:
-        if self.comparison is None:
-            return []
-        if self.fail_on_any_change:
-            return list(self.comparison.config)
-        return [
-            c
-            for c in self.comparison.config
-            if c.category != "cosmetic"
-            and c.path not in self.allowed
-            and c.path.split(".")[0] not in self.allowed
-        ]
-
-    @property
-    def changed(self) -> bool:
-        c = self.comparison
-        if c is None:
-            return False
-        return bool(self.blocking_config() or not c.tensors.empty or c.metrics or self.release_changed)
-
-    @property
-    def status(self) -> str:
-        if self.error:
-            return "error"
-        if self.kind != "revision":
-            return self.kind
-        if self.broken_claims:
-            return "broken claims"
-        if self.changed:
-            return "changed"
-        return "ok"
-
-    @property
-    def headline(self) -> str:
-        from ._render.headline import headline
-
-        return headline(self)
-
-
-@dataclass(frozen=True)
-class Report:
-    kind: str  # "diff" or "check"
-    results: tuple[RepoResult, ...]
-    options: MetricsOptions = field(default_factory=MetricsOptions)
-
-    @property
-    def exit_code(self) -> int:
-        # check and diff: a repo that is gone or gated could not be read; the watch reports them as news
-        unread = ("vanished", "gated", "disabled") if self.kind != "watch" else ()
-        if any(r.error or r.kind in unread for r in self.results):
-            return EXIT_SOURCE
-        if any(r.status not in ("ok", "skipped") for r in self.results):
-            return EXIT_CHANGED
-        return EXIT_OK
 
 
 def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions, listed: str | None = None) -> Side:
@@ -130,7 +35,7 @@ def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions, listed: s
 
 def _metrics_of(sources: Sources, snapshot: Snapshot, options: MetricsOptions) -> Metrics:
     with reading(snapshot.source, snapshot.sha or None, "config.json"):
-        return sources.metrics(snapshot, options)
+        return cached_metrics(sources.cache, snapshot, options)
 
 
 def _compare(old: Side, new: Side, recorded: dict[str, Any] | None = None) -> Comparison:
@@ -259,7 +164,7 @@ def _check_repo(
         old = Side(
             f"{repo.repo}@{(repo.sha or 'baseline')[:12]} (baseline)",
             expected,
-            sources.metrics(expected, repo.options),
+            cached_metrics(sources.cache, expected, repo.options),
         )
     recorded: dict[str, Any] | None = repo.metrics or None
     comparison = _compare(old, new, recorded)
@@ -349,7 +254,9 @@ def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, ti
     new = _side(sources, SourceSpec("hub", repo, sha), first.options)
     with reading(str(baseline.path), None, None):
         expected = {r.repo: r.expected_snapshot() for r in baseline.repos}
-        siblings = [(name, sources.metrics(expected[name], r.options)) for name, r in pinned.items()]
+        siblings = [
+            (name, cached_metrics(sources.cache, expected[name], r.options)) for name, r in pinned.items()
+        ]
     sibling = closest_sibling(new.metrics, siblings, rule.reference if rule else None)
     assert sibling is not None  # a baseline has at least one repo
     chosen = pinned[sibling.repo]

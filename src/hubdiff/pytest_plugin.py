@@ -25,7 +25,8 @@ import pytest
 from ._baseline import Baseline, load_baseline, restate_claims, update_baseline
 from ._compare.claims import ClaimResult, restated
 from .errors import HubdiffError
-from .jobs import RepoResult, check_repo, failure
+from .jobs import check_repo, failure
+from .results import RepoResult
 
 
 class UnverifiedFigure(UserWarning):
@@ -166,9 +167,11 @@ class HubdiffSession:
             if case.claim is not None:  # the layout test of the repo says why, once
                 self.claims_skipped += 1
                 pytest.skip(f"{case}: {case.repo} could not be read (see {Case(case.path, case.repo, None)})")
+            from ._render.headline import headline
+
             self.unreadable += 1
             pytest.fail(
-                f"{case}: could not be read: {result.error or result.headline}\n{_way_out(case, result)}",
+                f"{case}: could not be read: {result.error or headline(result)}\n{_way_out(case, result)}",
                 pytrace=False,
             )
         if case.claim is None:
@@ -209,8 +212,10 @@ class HubdiffSession:
 
 def _way_out(case: Case, result: RepoResult) -> str:
     """What fixes a repo that cannot be read; re-recording cannot, so it is never what is offered."""
+    from ._render.headline import headline
+
     where = f"{case.path}:{result.line}" if result.line else str(case.path)
-    text = f"{result.error or ''} {result.headline} {result.kind}"
+    text = f"{result.error or ''} {headline(result)} {result.kind}"
     if "vanished" in text or "not found" in text:
         return f"  the repo is gone: remove it from {where}, or point it at its new name"
     if "gated" in text or "401" in text or "403" in text:
@@ -231,7 +236,7 @@ def _update_command(config: pytest.Config) -> str:
 def _changes(result: RepoResult) -> str:
     """What changed behind a failure: config, tensors, figures; the claims are reported by their own tests."""
     from ._render.markdown import render
-    from .jobs import Report
+    from .results import Report
 
     return render(Report("check", (result,)), "changes").rstrip()
 

@@ -24,7 +24,8 @@ from ._baseline.store import edit
 from ._source import Sources
 from ._source.hub import HubReader, ListedRepo
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, BaselineError, SourceError, UsageError, WriteError
-from .jobs import NOTICES, RepoResult, Report, check_release, check_repo, failed, failure
+from .jobs import check_release, check_repo, failed, failure
+from .results import NOTICES, RepoResult, Report
 from .visible import printable_lines
 
 MAX_ANNOTATIONS = 10
@@ -433,12 +434,14 @@ def _escape_property(text: str) -> str:
 
 
 def github_annotations(outcome: WatchOutcome) -> list[str]:
+    from ._render.headline import headline
+
     lines = []
     for results in outcome.results.values():
         for r in results:
             level = "error" if r.error or r.broken_claims else "warning"
             where = f"file={_escape_property(str(r.baseline))}" + (f",line={r.line}" if r.line else "")
-            message = _escape_data(printable_lines(r.headline))  # no terminal escapes into the Actions log
+            message = _escape_data(printable_lines(headline(r)))  # no terminal escapes into the Actions log
             lines.append(f"::{level} {where},title={_escape_property('hubdiff ' + r.status)}::{message}")
     if len(lines) > MAX_ANNOTATIONS:
         extra = len(lines) - (MAX_ANNOTATIONS - 1)

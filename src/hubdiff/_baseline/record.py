@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._metrics import EarlyConfigRead, Metrics, MetricsOptions, compute_metrics
+from .._metrics import EarlyConfigRead, Metrics, MetricsOptions, cached_metrics, compute_metrics
 from .._metrics.options import OPTION_KEYS, OptionError, options_entry, parse_options
 from .._metrics.serving import serving_figures, serving_values
 from .._metrics.serving_options import ServingOptions
@@ -185,7 +185,7 @@ def update_baseline(
             snapshot = sources.open(
                 SourceSpec("hub", repo.repo, revision), on_config=EarlyConfigRead(repo.options)
             )
-            metrics = sources.metrics(snapshot, repo.options)
+            metrics = cached_metrics(sources.cache, snapshot, repo.options)
             entry = editing.doc["repos"][repo.repo]
             before = plain(entry)
             # read at a sha when watch found one, but still tracking what the entry tracks
@@ -240,7 +240,7 @@ def init_repo(
             entry,
             snapshot,
             options,
-            sources.metrics(snapshot, options),
+            cached_metrics(sources.cache, snapshot, options),
             serving,
             release=release_of_snapshot(sources, snapshot),
         )
@@ -266,7 +266,7 @@ def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, source
             entry,
             snapshot,
             options,
-            sources.metrics(snapshot, options),
+            cached_metrics(sources.cache, snapshot, options),
             release=release_of_snapshot(sources, snapshot),
         )
         return _line(path, repo, before, entry)

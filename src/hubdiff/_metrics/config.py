@@ -24,25 +24,18 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-# Keys that carry a number which sizes a tensor or the cache; anything larger than these bounds is
-# refused before a single per-layer structure is built.
-MAX_LAYERS = 1_024  # far above any release (Nemotron-H: 118); the boundary in _source refuses more
-MAX_DIM = 1 << 40
-
-# Every spelling of the counts that drive per-layer and per-expert work; the boundary that validates
-# what comes from the Hub (_source/layout.py) bounds exactly these.
-LAYER_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
-MTP_LAYER_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_layers")
-EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts", "n_experts")
-SHARED_EXPERT_KEYS = ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts")
-EXPERTS_PER_TOKEN_KEYS = (
-    "num_experts_per_tok",
-    "moe_topk",
-    "moe_k",
-    "num_experts_per_token",
-    "experts_per_token",
-    "moe_top_k",
-    "top_k_experts",
+from .._source.config_keys import (
+    EXPERT_KEYS,
+    EXPERTS_PER_TOKEN_KEYS,
+    LAYER_KEYS,
+    MAX_DIM,
+    MAX_LAYERS,
+    MTP_LAYER_KEYS,
+    MULTIPLIER_KEY,
+    SHARED_EXPERT_KEYS,
+    SIZE_KEY,
+    TEXT_CONFIG_KEYS,
+    VISION_CONFIG_KEYS,
 )
 
 
@@ -54,37 +47,6 @@ def _num(value: Any) -> int | None:
     return None
 
 
-# The role of a number, by name: a size, count or multiplier (SIZE_KEY, MULTIPLIER_KEY), as opposed to
-# an id, an epsilon or a dropout. The boundary (_source/config_bounds.check_config) bounds a key only when
-# its role is one of these AND something uses it as a number: a configuration class of transformers
-# declares it so (_source/numeric_keys, generated) or hubdiff's own readers read it (HUBDIFF_NUMERIC_KEYS).
-SIZE_KEY = re.compile(
-    r"(^|_)(size|dim|channels|heads|rank|depth|embd|layers|blocks|experts)$|^d_model$|^(n|num)_"
-)
-MULTIPLIER_KEY = re.compile(r"(^|_)(mult|multiplier|factor|expand)$|(^|(?<!aspect)_)ratio$")
-# Sizes hubdiff's readers take as numbers that no configuration class of transformers declares (remote
-# code's spellings: Nemotron-NAS block_configs, Kimi's linear_attn_config, DeepSeek-VL's vt_* tower...)
-HUBDIFF_NUMERIC_KEYS = frozenset(
-    {
-        "block_auto_adjust_ff_dim",
-        "expert_intermediate_size",
-        "ffn_mult",
-        "full_attn_layers",
-        "ignored_layers",
-        "kda_layers",
-        "layers_num_experts",
-        "n_heads_in_group",
-        "num_bits",
-        "padded_vocab_size",
-        "routed_expert_hidden_size",
-        "swa_v_head_dim",
-        "vision_feature_layers",
-        "vt_hidden_size",
-        "vt_intermediate_size",
-        "vt_num_hidden_layers",
-        "weight_block_size",
-    }
-)
 # The sizes of a vision tower that its readers take as a list; every other is taken as one number
 VISION_LIST_SIZES = frozenset({"merge_kernel_size"})
 
@@ -103,9 +65,6 @@ def _one_number_sizes(tower: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# Where multimodal configs nest the language model and the vision tower, in order of preference
-TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config")
-VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config")
 # Sub-configs that describe parts of every block rather than another model (DBRX)
 BLOCK_PARTS = ("attn_config", "ffn_config")
 

@@ -13,7 +13,7 @@ from ..snapshot import Snapshot
 from .files import ReleaseFiles, ReleaseProblem, read_release, release_paths
 
 if TYPE_CHECKING:
-    from .._source.spec import Sources
+    from .._source.sources import Sources
 
 OFFLINE_NOTE = "not read: --offline reads only cached snapshots, which do not hold the release files"
 PARALLEL_FILES = 8

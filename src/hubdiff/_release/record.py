@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._compare.claims import Claim, ClaimError, ClaimResult
+from .._compare.claim import Claim, ClaimError, ClaimResult
 from .diff import (
     COSMETIC_GENERATION,
     ReleaseDiff,

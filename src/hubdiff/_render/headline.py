@@ -8,11 +8,13 @@ what changed and whether it fails.
 from __future__ import annotations
 
 import re
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 from .._compare.release import hub_count
 from .._metrics import FIGURE_UNITS
 from ..patterns import parse_index_set
+from ..results import RepoResult, Report
 from ..units import human_bytes
 
 if TYPE_CHECKING:
@@ -20,7 +22,6 @@ if TYPE_CHECKING:
     from .._compare.config_diff import ConfigChange
     from .._compare.tensor_diff import ShapeChange
     from .._release.diff import ReleaseDiff
-    from ..jobs import RepoResult
 
 
 def change(old: float, new: float) -> str:
@@ -104,6 +105,23 @@ def hub_disagreement(c: Comparison) -> str | None:
     if counted is None or counted.agrees:
         return None
     return f"the Hub's own parameter count disagrees with the headers ({', '.join(counted.differing)})"
+
+
+class Headlined(RepoResult):
+    """A result as the templates see it: its headline beside its fields (``r.headline``), so that a
+    template of ``--templates`` reads it as the shipped ones do."""
+
+    @property
+    def headline(self) -> str:
+        return headline(self)
+
+
+def headlined(report: Report) -> Report:
+    """``report`` with each result a ``Headlined``."""
+    return replace(
+        report,
+        results=tuple(Headlined(**{f.name: getattr(r, f.name) for f in fields(r)}) for r in report.results),
+    )
 
 
 def headline(result: RepoResult) -> str:

@@ -29,10 +29,19 @@ from .._compare.release import hub_count
 from .._metrics import Metrics
 from .._metrics.memory import total_memory
 from ..errors import UsageError
-from ..jobs import Report
+from ..results import Report
 from ..units import gib, human_bytes, human_count
 from ..visible import ascii_form, named, printable, printable_lines
-from .headline import by_impact, change, config_impact, key_figures, release_heading, reshaped_first
+from .headline import (
+    by_impact,
+    change,
+    config_impact,
+    headline,
+    headlined,
+    key_figures,
+    release_heading,
+    reshaped_first,
+)
 from .text import fit, grouped, layer_strip
 
 COMMENT_LIMIT = 65_536
@@ -343,6 +352,7 @@ def render(
         "changes": "report.txt.j2",  # the text form without claims: what lies behind a failing check
     }[form]
     template = environment(template_dir).get_template(name)
+    report = headlined(report)
     text = template.render(
         report=report,
         max_rows=max_rows,
@@ -409,7 +419,7 @@ def report_json(report: Report) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "title": r.title,
             "status": r.status,
-            "headline": r.headline,
+            "headline": headline(r),
             "error": r.error,
             "kind": r.kind,
             "note": r.note,

@@ -13,12 +13,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .spec import HubSettings, Sources, SourceSpec, parse_source
+    from .settings import HubSettings
+    from .sources import Sources
+    from .spec import SourceSpec, parse_source
 
 __all__ = ["HubSettings", "SourceSpec", "Sources", "parse_source"]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "Sources":
+        from .sources import Sources
+
+        return Sources
     if name in __all__:
         from . import spec
 

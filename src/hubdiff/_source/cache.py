@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .._say import notice
 from ..errors import WriteError
@@ -43,6 +43,7 @@ from .config_bounds import check_config
 from .jsonin import MAX_DEPTH, load_json
 from .repo_id import is_repo_id
 
+T = TypeVar("T")
 METRICS_FORMAT = 1  # of a metrics entry: {"format", "key", "metrics"}
 _SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -240,7 +241,7 @@ class SnapshotCache:
     gives the same root's cache of another, which ``Sources`` and ``HubReader`` take from their settings."""
 
     def __init__(self, root: Path | None = None, endpoint: str | None = None) -> None:
-        from .spec import DEFAULT_ENDPOINT
+        from .settings import DEFAULT_ENDPOINT
 
         self.root = Path(root) if root is not None else default_cache_dir()
         self.endpoint = endpoint_origin(endpoint or DEFAULT_ENDPOINT)
@@ -314,24 +315,22 @@ class SnapshotCache:
     def _metrics_path(self, key: str) -> Path:
         return self.base / "metrics" / key[:2] / f"{key}.json"
 
-    def load_metrics(self, key: str) -> Any:
-        """The metrics stored under ``key``, or None: absent, unreadable, of another format, of another
-        key (a file copied or planted under this name) or not of the result classes' shapes."""
-        from .._metrics import Metrics
-
+    def load_metrics(self, key: str, kind: type[T]) -> T | None:
+        """The metrics stored under ``key``, read as ``kind`` (the result class, whose field types say
+        how), or None: absent, unreadable, of another format, of another key (a file copied or planted
+        under this name) or not of the result classes' shapes."""
         try:
             entry = load_json(self._metrics_path(key).read_bytes(), max_depth=2 * MAX_DEPTH, infinity=True)
             if type(entry) is not dict or entry.get("format") != METRICS_FORMAT or entry.get("key") != key:
                 return None
-            return _reader(Metrics)(entry.get("metrics"))
+            return _reader(kind)(entry.get("metrics"))  # type: ignore[no-any-return,arg-type]
         except (OSError, ValueError, TypeError, RecursionError):
             return None  # compute again and overwrite
 
-    def store_metrics(self, key: str, metrics: Any) -> None:
-        from .._metrics import Metrics
-
+    def store_metrics(self, key: str, metrics: T, kind: type[T]) -> None:
+        """``metrics`` written in the plain form of ``kind``, its class."""
         try:
-            entry = {"format": METRICS_FORMAT, "key": key, "metrics": _to_json(metrics, Metrics)}
+            entry = {"format": METRICS_FORMAT, "key": key, "metrics": _to_json(metrics, kind)}
         except (TypeError, ValueError):  # _Unstorable: a value the plain form cannot hold exactly
             return  # computed again next time
         text = json.dumps(entry, separators=(",", ":"))

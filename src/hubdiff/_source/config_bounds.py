@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any
 
-from .._metrics.config import (
+from .config_keys import (
     EXPERT_KEYS,
     EXPERTS_PER_TOKEN_KEYS,
     HUBDIFF_NUMERIC_KEYS,

@@ -42,6 +42,8 @@ from .._say import notice
 from ..errors import UsageError
 from ..visible import printable, redacted
 
+# statuses worth asking again (a timeout, the rate limit, the server's own trouble), whichever client asks
+RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 DEADLINE_TIMEOUTS = 20  # an attempt still receiving after 20 x --timeout is abandoned (a trickling server)
 MAX_REDIRECTS = 20  # as httpx: a loop is a one-line error, not a hang
 LOW_BUDGET = 0.1  # requests are spaced once a tenth of a window's budget is left

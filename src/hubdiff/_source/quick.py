@@ -36,6 +36,7 @@ from ..errors import SourceError
 from .outbound import (
     DEADLINE_TIMEOUTS,
     GATE,
+    RETRY_STATUS,
     WAITING,
     proxy_for,
     refusal,
@@ -44,10 +45,7 @@ from .outbound import (
     wait_asked,
 )
 from .repo_id import is_repo_id
-from .spec import HubSettings
-
-# as hub.RETRY_STATUS, not imported from there: importing hub loads huggingface_hub
-RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+from .settings import HubSettings
 
 MAX_BODY = 10_000_000
 MAX_PAGE = 64_000_000  # one page of a model listing (1,000 models), as hub.MAX_PAGE_BYTES

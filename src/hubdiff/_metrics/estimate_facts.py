@@ -1,0 +1,397 @@
+"""What every checkpoint of an architecture has that its config does not say (``ARCHITECTURE_FACTS``,
+keyed by ``model_type``): biases, norms, gated or plain MLPs, with the common layout for one not
+listed; and the heads of each layer (``layer_heads``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from .config import ArchConfig
+from .layers import LayerInfo
+
+Triple = tuple[str, str, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Switch:
+    """Whether a projection is biased: fixed by the architecture (no keys), or set by the first of
+    ``keys`` the config holds, ``default`` when it holds none (the configuration class's default).
+    Which key biases which projection differs by architecture (transformers' modeling files:
+    Llama's ``attention_bias`` biases q, k, v and o; Helium's and GLM's only q, k and v; Seed-OSS has
+    ``attention_out_bias`` for o; ERNIE 4.5's ``use_bias`` biases every projection)."""
+
+    keys: tuple[str, ...] = ()
+    default: bool = False
+
+    def on(self, cfg: ArchConfig) -> bool:
+        value = cfg.get(*self.keys) if self.keys else None
+        return value if isinstance(value, bool) else self.default
+
+
+ALWAYS = Switch((), True)
+
+
+NEVER = Switch()
+
+
+@dataclass(frozen=True)
+class ArchitectureFacts:
+    """What every checkpoint of an architecture stores that no config key says."""
+
+    qk_norm: str | None = None  # "head": [head_dim] each; "full": [heads x head_dim], [kv_heads x head_dim]
+    # q/k/v biases (MLA: q_a_proj and kv_a_proj_with_mqa) and the output projection's
+    qkv_bias: Switch = Switch(("attention_bias", "qkv_bias", "use_qkv_bias"))
+    o_bias: Switch = Switch(("attention_bias",))
+    norms_per_layer: int = 2
+    gated_mlp: bool = True
+    sinks: bool = False  # one learned logit per head in every attention layer
+    router_bias: bool = False
+    expert_bias: bool = False
+    output_gate: bool = False  # q_proj also writes a per-channel output gate (Qwen3-Next)
+    weightless_qk_norm: bool = False  # use_qk_norm is an L2 norm without weights (Llama 4)
+    extra_embedding_rows: int = 0  # rows beyond vocab_size (mllama's 8 image-control tokens)
+    fused_qkv: bool = False  # one qkv_proj (Phi-3, DBRX)
+    stacked_experts: bool = False  # experts as [experts x width, hidden] matrices (DBRX)
+    fused_gate_up: bool = False  # one gate_up_proj (Phi-3)
+    split_gdn_proj: bool = False  # Gated DeltaNet's in_proj_qkv / _z / _b / _a stored apart (Qwen3.5)
+    never_tied: bool = False  # the class keeps a separate head whatever tie_word_embeddings says
+    mlp_bias: Switch = Switch(("mlp_bias",))  # the dense MLP's projections (GPT-2's c_fc / c_proj: always)
+    shared_expert_bias: bool = False  # shared experts are biased with the dense MLP (Aria, HY-V3)
+    norm_bias: bool = False  # LayerNorms with a bias: every layer norm, the final one, q/k norms
+    final_norm: bool = True  # a norm after the last layer (OLMo's non-parametric norms: none)
+    head_bias: Switch = NEVER  # the output head is biased (Phi, GPT-J: always), tied or not
+    learned_positions: int | None = None  # a position table of max_position_embeddings + this many rows
+    embedding_norm: bool = False  # a LayerNorm right after the embedding (BLOOM)
+    activation_params: int = 0  # a learned activation's own parameters in each dense MLP (xIELU: 4)
+    gated_any_activation: bool = False  # gated whatever the activation (BitNet's squared-ReLU GLU)
+    # BitNet's sub-norms: attn_sub_norm (hidden wide) before o_proj, ffn_sub_norm (intermediate) before down_proj
+    sub_norms: bool = False
+    # Falcon's switches: ``bias`` biases every projection; ``multi_query`` means one KV head unless
+    # ``new_decoder_architecture``; ``parallel_attn`` shares one norm (two with num_ln_in_parallel_attn 2)
+    falcon_switches: bool = False
+    # OPT's switches: enable_bias, layer_norm_elementwise_affine, do_layer_norm_before (a final norm),
+    # word_embed_proj_dim (an embedding narrower than the model, projected in and out)
+    opt_switches: bool = False
+    shared_expert_gate: bool = True  # a sigmoid gate beside a shared expert sized by its own key (Qwen2-MoE)
+    fixed_shared_experts: int = (
+        0  # shared experts the class always builds, no key saying so (HunYuan's shared_mlp)
+    )
+    diff_lambdas: bool = False  # Differential attention's four lambda vectors of head_dim (DiffLlama)
+    switched_qk_norm: str | None = None  # q/k norms' width when the config switches them on ("full")
+    qk_norm_bias: bool = True  # with norm_bias: whether the q/k norms are biased too
+    swa_kv_multiplier: int = 1  # sliding-window layers have this many times the KV heads (MiMo-V2)
+    swa_sinks: bool = False  # sliding-window layers have one learned sink logit per head
+    # keys the class holds but sizes nothing with (Nemotron-H's attention_bias)
+    unused_keys: tuple[str, ...] = ()
+    # (key, value) the class always builds: another value in the config is a layout it does not build
+    # (MPT's no_bias, alibi, expansion_ratio 4), so hubdiff cannot vouch for what it writes out
+    builds_only: tuple[tuple[str, object], ...] = ()
+    multi_query: bool = False  # multi_query true means one KV head (GPT-BigCode)
+    mlp_width_divisor: int = 1  # the dense MLP is intermediate_size / this wide (RecurrentGemma: 2)
+    nulls_mean_default: tuple[str, ...] = ()  # keys whose null the class fills with its default
+    head_gate: bool = False  # a g_proj output gate per head or per channel, as ``gating`` says (Laguna)
+    ffn_auto_adjust: bool = False  # LFM2's block_auto_adjust_ff_dim: the MLP 2/3 as wide, rounded
+    # Zamba's stack: a Mamba mixer in every layer and, in the "hybrid" ones, a shared transformer block
+    # (attention over [hidden, embedding] and an MLP, stored once per block) through a per-layer linear;
+    # 1: Zamba (Mamba-1 with heads, one block), 2: Zamba2 (Mamba-2, num_mem_blocks blocks, LoRA adapters)
+    shared_blocks: int = 0
+    conv_bias: Switch = Switch(("use_conv_bias", "mamba_conv_bias"), True)  # the Mamba convolution's bias
+    mamba_norm: Switch = ALWAYS  # Mamba-2's gated norm before out_proj (Falcon-H1: mamba_rms_norm)
+    mamba_out_bias: Switch | None = None  # out_proj's own bias switch (Falcon-H1: projectors_bias)
+
+
+_QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
+
+
+_CLASSIC = ArchitectureFacts(gated_mlp=False, mlp_bias=ALWAYS, norm_bias=True)
+
+
+_GPT2 = dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, learned_positions=0)
+
+
+_QKV_ONLY = ArchitectureFacts(o_bias=NEVER)  # attention_bias biases q, k and v, never o (GLM, Helium)
+
+
+_HEAD_NORM = ArchitectureFacts(qk_norm="head")
+
+
+_FULL_NORM = ArchitectureFacts(qk_norm="full")
+
+
+ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
+    "qwen2": _QWEN2,
+    "qwen2_moe": ArchitectureFacts(qkv_bias=Switch(("qkv_bias",), True), o_bias=NEVER),
+    "qwen2_vl_text": _QWEN2,
+    "qwen2_5_vl_text": _QWEN2,
+    "qwen3": _HEAD_NORM,
+    "qwen3_moe": _HEAD_NORM,
+    "qwen3_next": ArchitectureFacts(qk_norm="head", output_gate=True),
+    "qwen3_5_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
+    "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
+    "phi3": ArchitectureFacts(fused_qkv=True, fused_gate_up=True),
+    "glm4_moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),
+    "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
+    "qwen3_vl_text": _HEAD_NORM,
+    "qwen3_vl_moe_text": _HEAD_NORM,
+    "exaone4": _HEAD_NORM,
+    "hunyuan_v1_moe": ArchitectureFacts(qk_norm="head", fixed_shared_experts=1),
+    "hunyuan_v1_dense": _HEAD_NORM,
+    "gemma2": ArchitectureFacts(norms_per_layer=4),
+    "gemma3_text": ArchitectureFacts(qk_norm="head", norms_per_layer=4),
+    "olmo2": _FULL_NORM,
+    "olmo3": _FULL_NORM,
+    "olmo_hybrid": _FULL_NORM,  # its attention layers' q/k norms are OLMo 3's, full width
+    "bitnet": ArchitectureFacts(gated_any_activation=True, sub_norms=True),
+    "dots1": ArchitectureFacts(
+        qk_norm="head", router_bias=True
+    ),  # Dots1TopkRouter keeps its e_score_correction_bias
+    "olmoe": _FULL_NORM,
+    "minimax_m2": ArchitectureFacts(qk_norm="full", router_bias=True),
+    "gpt_oss": ArchitectureFacts(sinks=True, router_bias=True, expert_bias=True),
+    "nemotron": ArchitectureFacts(gated_mlp=False, norm_bias=True),  # LayerNorm1P: weight and bias
+    # use_bias biases q, k, v, o, the dense and shared MLPs and the head (modeling_ernie4_5_moe.py)
+    "ernie4_5_moe": ArchitectureFacts(
+        router_bias=True,
+        qkv_bias=Switch(("use_bias",)),
+        o_bias=Switch(("use_bias",)),
+        mlp_bias=Switch(("use_bias",)),
+        shared_expert_bias=True,
+        head_bias=Switch(("use_bias",)),
+    ),
+    "mllama_text_model": ArchitectureFacts(extra_embedding_rows=8),
+    "dbrx": ArchitectureFacts(fused_qkv=True, stacked_experts=True),
+    "glm4": ArchitectureFacts(norms_per_layer=4, o_bias=NEVER, fused_gate_up=True),
+    "glm4v_text": ArchitectureFacts(
+        qkv_bias=ALWAYS, o_bias=NEVER, norms_per_layer=4, fused_gate_up=True, unused_keys=("attention_bias",)
+    ),
+    "nemotron_h": ArchitectureFacts(
+        gated_mlp=False,
+        router_bias=True,
+        qkv_bias=NEVER,
+        o_bias=NEVER,
+        shared_expert_bias=True,
+        unused_keys=("attention_bias",),
+    ),
+    "starcoder2": ArchitectureFacts(
+        gated_mlp=False,
+        norm_bias=True,
+        qkv_bias=Switch(("use_bias",), True),
+        o_bias=Switch(("use_bias",), True),
+        mlp_bias=Switch(("use_bias",), True),
+        builds_only=(("mlp_type", "default"), ("norm_type", "layer_norm")),
+    ),
+    # GPT-2's layout with one fused c_attn, whose keys and values have one head under multi_query
+    "gpt_bigcode": dataclasses.replace(_GPT2, fused_qkv=True, multi_query=True),
+    # MPT as transformers builds it: ALiBi (no position table), one Wqkv, a plain 4x MLP, nothing biased
+    # (LayerNorms included); the llm-foundry switches that build otherwise are not vouched for
+    "mpt": ArchitectureFacts(
+        fused_qkv=True,
+        gated_mlp=False,
+        qkv_bias=NEVER,
+        o_bias=NEVER,
+        mlp_bias=NEVER,
+        unused_keys=("alibi_bias_max", "learned_pos_emb", "norm_type"),
+        builds_only=(
+            ("no_bias", True),
+            ("alibi", True),
+            ("qk_ln", False),
+            ("attn_type", "multihead_attention"),
+            ("expansion_ratio", 4),
+        ),
+    ),
+    "mimo_v2_flash": ArchitectureFacts(router_bias=True, swa_kv_multiplier=2, swa_sinks=True, o_bias=NEVER),
+    "apertus": ArchitectureFacts(qk_norm="head", gated_mlp=False, activation_params=4),
+    # the classic layouts: LayerNorms with biases, plain (not gated) biased MLPs, from each modeling file
+    "gpt2": _GPT2,
+    "gpt-sw3": _GPT2,
+    # GPT-Neo: GPT-2's layout without q/k/v biases; local layers attend within window_size; a null
+    # intermediate_size means 4 x hidden; num_heads is read as num_attention_heads
+    "gpt_neo": dataclasses.replace(
+        _GPT2, qkv_bias=NEVER, nulls_mean_default=("intermediate_size",), unused_keys=("num_heads",)
+    ),
+    "gpt_neox": _CLASSIC,
+    "phi": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, norms_per_layer=1, head_bias=ALWAYS),
+    "gptj": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
+    "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
+    "bloom": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, embedding_norm=True),
+    "persimmon": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS),
+    "stablelm": ArchitectureFacts(norm_bias=True, switched_qk_norm="full", qk_norm_bias=False),
+    "cohere": ArchitectureFacts(norms_per_layer=1),
+    "cohere2": ArchitectureFacts(norms_per_layer=1),
+    "cohere2_moe": ArchitectureFacts(norms_per_layer=1),
+    "olmo": ArchitectureFacts(norms_per_layer=0, final_norm=False),
+    "falcon": ArchitectureFacts(gated_mlp=False, norm_bias=True, falcon_switches=True),
+    "opt": ArchitectureFacts(gated_mlp=False, learned_positions=2, opt_switches=True),
+    "nanochat": ArchitectureFacts(norms_per_layer=0, final_norm=False),  # weightless RMS norms
+    "flex_olmo": _FULL_NORM,
+    "hyperclovax": ArchitectureFacts(norms_per_layer=4),
+    "jais2": ArchitectureFacts(norm_bias=True, gated_mlp=False),
+    "phimoe": ArchitectureFacts(norm_bias=True, head_bias=Switch(("lm_head_bias",))),
+    "mellum": _HEAD_NORM,
+    "exaone_moe": ArchitectureFacts(qk_norm="head", router_bias=True),
+    "glm": _QKV_ONLY,
+    "seed_oss": ArchitectureFacts(o_bias=Switch(("attention_out_bias",))),
+    "granite_swa": ArchitectureFacts(sinks=True),
+    "lara_mini": ArchitectureFacts(qk_norm="head", split_gdn_proj=True, shared_expert_gate=False),
+    "flint": ArchitectureFacts(qk_norm="head", sinks=True, shared_expert_gate=False),
+    "hy_v3": ArchitectureFacts(qk_norm="head", router_bias=True, shared_expert_bias=True),
+    "kolibri1": ArchitectureFacts(
+        qk_norm="head", norms_per_layer=4, router_bias=True, shared_expert_gate=False
+    ),
+    "diffllama": ArchitectureFacts(diff_lambdas=True),
+    # Griffin: RG-LRU blocks and local attention (o_proj always biased), biased gated MLPs half as wide
+    # as intermediate_size
+    "recurrent_gemma": ArchitectureFacts(o_bias=ALWAYS, mlp_bias=ALWAYS, mlp_width_divisor=2),
+    "zamba": ArchitectureFacts(shared_blocks=1, qkv_bias=NEVER, o_bias=NEVER, mlp_bias=NEVER),
+    "zamba2": ArchitectureFacts(
+        shared_blocks=2,
+        qkv_bias=NEVER,
+        o_bias=NEVER,
+        mlp_bias=Switch(("add_bias_linear",)),
+        fused_gate_up=True,
+        conv_bias=ALWAYS,  # the Mamba-2 convolution is biased whatever use_conv_bias says
+        unused_keys=("kv_channels", "num_query_groups", "use_conv_bias"),
+    ),
+    # RWKV-4: LayerNorms with biases, one more after the embedding (the first block's pre_ln)
+    "rwkv": ArchitectureFacts(norm_bias=True, embedding_norm=True),
+    # Kimi Linear: KDA beside MLA, a router bias in every MoE layer, a head of its own even when tied
+    "kimi_linear": ArchitectureFacts(router_bias=True, never_tied=True),
+    "laguna": ArchitectureFacts(qk_norm="head", router_bias=True, shared_expert_gate=False, head_gate=True),
+    # LFM2: short-convolution layers beside attention with per-head q/k norms, gated MLPs whose width
+    # block_auto_adjust_ff_dim narrows
+    "lfm2": ArchitectureFacts(
+        qk_norm="head", ffn_auto_adjust=True, unused_keys=("full_attn_idxs", "conv_bias", "conv_L_cache")
+    ),
+    # Falcon-H1: Mamba-2 beside attention in every layer; the gated norm only with mamba_rms_norm, the
+    # out_proj bias with projectors_bias; muP multipliers scale activations, they size nothing
+    "falcon_h1": ArchitectureFacts(
+        mamba_norm=Switch(("mamba_rms_norm",)),
+        mamba_out_bias=Switch(("projectors_bias",)),
+        unused_keys=("mlp_multipliers", "ssm_multipliers", "mamba_norm_before_gate"),
+    ),
+    "helium": _QKV_ONLY,
+    "solar_open": _QKV_ONLY,
+    "sarvam_moe": _QKV_ONLY,
+    "aria_text": ArchitectureFacts(shared_expert_bias=True),
+    "ernie4_5": ArchitectureFacts(
+        qkv_bias=Switch(("use_bias",)), o_bias=Switch(("use_bias",)), mlp_bias=Switch(("use_bias",))
+    ),
+    "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias=NEVER),
+    "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
+    "granitemoe_swa": ArchitectureFacts(sinks=True),
+}
+
+
+# multimodal releases name the outer model; their text model's facts apply (read without transformers)
+for _outer, _text in (
+    ("qwen2_vl", "qwen2_vl_text"),
+    ("qwen2_5_vl", "qwen2_5_vl_text"),
+    ("qwen3_vl", "qwen3_vl_text"),
+    ("qwen3_vl_moe", "qwen3_vl_moe_text"),
+    ("qwen3_5", "qwen3_5_text"),
+    ("qwen3_5_moe", "qwen3_5_moe_text"),
+    ("gemma3", "gemma3_text"),
+    ("llama4", "llama4_text"),
+    ("glm4v", "glm4v_text"),
+    ("mllama", "mllama_text_model"),
+    ("glm4v_moe", "glm4v_moe_text"),
+):
+    ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
+
+
+# routers that always keep an e_score_correction_bias buffer, whatever topk_method says
+# the DSA models' configs hold mlp_bias, which their MLPs ignore; DeepSeek-V2 biases its shared experts
+for _model_type in ("deepseek_v32", "glm_moe_dsa"):
+    ARCHITECTURE_FACTS[_model_type] = ArchitectureFacts(mlp_bias=NEVER, unused_keys=("mlp_bias",))
+
+
+ARCHITECTURE_FACTS["deepseek_v2"] = ArchitectureFacts(shared_expert_bias=True)
+
+
+for _model_type in (
+    "deepseek_v3",
+    "deepseek_v32",
+    "glm_moe_dsa",
+    "glm4_moe_lite",
+    "kimi_k25",
+    "sarvam_mla",
+    "sarvam_moe",
+    "solar_open",
+    "axk1",
+):
+    ARCHITECTURE_FACTS[_model_type] = dataclasses.replace(
+        ARCHITECTURE_FACTS.get(_model_type, ArchitectureFacts()), router_bias=True
+    )
+
+
+for _model_type in ("nemotron_h", "mllama_text_model", "mllama"):  # no tied-weights keys in the class
+    ARCHITECTURE_FACTS[_model_type] = dataclasses.replace(ARCHITECTURE_FACTS[_model_type], never_tied=True)
+
+
+_COMMON = ArchitectureFacts()
+
+
+_NON_GATED_ACTS = frozenset({"relu2", "relu_squared", "squared_relu"})
+
+
+def facts(cfg: ArchConfig) -> tuple[ArchitectureFacts, bool]:
+    """The architecture's facts, and whether they came from the table (False: the common layout)."""
+    for model_type in (cfg.model_type, str(cfg.raw.get("model_type") or "")):
+        if model_type in ARCHITECTURE_FACTS:
+            return ARCHITECTURE_FACTS[model_type], True
+    return _COMMON, False
+
+
+def _gated(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
+    act = cfg.get("mlp_hidden_act", "hidden_act", "activation_function")
+    if arch.gated_any_activation:
+        return True
+    return arch.gated_mlp and not (isinstance(act, str) and act.lower() in _NON_GATED_ACTS)
+
+
+def _qk_norm(cfg: ArchConfig, arch: ArchitectureFacts) -> str | None:
+    switched_on = cfg.get("use_qk_norm", "qk_layernorm", "qk_norm") is True
+    width = "full" if cfg.get("qk_norm_type") == "per_layer" else arch.switched_qk_norm or "head"
+    if arch.qk_norm:
+        return arch.qk_norm
+    return width if switched_on and not arch.weightless_qk_norm else None
+
+
+def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
+    """(query heads, KV heads, key head_dim, value head_dim) of one attention layer: sliding-window
+    layers may have their own (MiMo-V2-style ``swa_*`` keys)."""
+    heads = cfg.num_heads or 0
+    kv = cfg.num_kv_heads or heads
+    hd = cfg.head_dim or 0
+    vd = cfg.v_head_dim or hd
+    per_layer = cfg.int_list("num_attention_heads_per_layer")  # Laguna: query heads layer by layer
+    if per_layer is not None and layer.index < len(per_layer) and per_layer[layer.index] > 0:
+        heads = per_layer[layer.index]
+    if (
+        layer.attention == "swa"
+        and cfg.number("swa_num_attention_heads", "swa_num_key_value_heads") is not None
+    ):
+        heads = cfg.number("swa_num_attention_heads", default=heads) or heads
+        kv = cfg.number("swa_num_key_value_heads", default=kv) or kv
+        hd = cfg.number("swa_head_dim", default=hd) or hd
+        vd = cfg.number("swa_v_head_dim", default=vd) or vd
+    elif layer.attention == "swa":
+        kv *= facts(cfg)[0].swa_kv_multiplier
+    arch = facts(cfg)[0]
+    if arch.multi_query:  # GPT-BigCode: one KV head or as many as queries, whatever num_key_value_heads says
+        kv = 1 if cfg.get("multi_query") is True else heads
+    if (
+        arch.falcon_switches
+        and cfg.get("multi_query") is True
+        and cfg.get("new_decoder_architecture") is not True
+    ):
+        kv = 1
+    return heads, kv, hd, vd
+
+
+def _falcon_bias(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
+    """Falcon's ``bias`` or OPT's ``enable_bias``: every projection biased."""
+    if arch.opt_switches:
+        return cfg.get("enable_bias") is not False
+    return arch.falcon_switches and cfg.get("bias") is True

@@ -1,0 +1,383 @@
+"""The tensors of each layer's token mixer a config implies: attention (MHA, GQA, MLA), and the
+recurrent mixers (Mamba, GDN, KDA, RG-LRU, Zamba's shared blocks)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .config import ArchConfig
+from .estimate_facts import ArchitectureFacts, Triple, _falcon_bias, _qk_norm, facts, layer_heads
+from .estimate_mlp import _dense, dense_intermediate
+from .layers import Block, LayerInfo
+
+
+# -- attention and recurrent mixers ---------------------------------------------------------------
+def _attention(
+    cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, p: str, h: int, dt: str, block: Block | None
+) -> list[Triple]:
+    a = p + "self_attn."
+    kind = layer.attention
+    if block is not None and block.attention != "attention":
+        return [(p + "attn_linear.weight", dt, (h, h))] if block.attention == "linear" else []
+    if kind in ("mla", "dsa"):
+        return _mla(cfg, arch, layer, a, h, dt)
+    if kind == "kda":
+        return _kda(cfg, a, h, dt)
+    if kind == "gdn":
+        return _gdn(cfg, p + "linear_attn.", h, dt, arch.split_gdn_proj)
+    if kind == "mamba":
+        return _mamba(cfg, p + "mixer.", h, dt)
+    if kind == "shortconv":  # LFM2 (transformers/models/lfm2/modeling_lfm2.py: Lfm2ShortConv)
+        c, kernel = p + "conv.", cfg.number("conv_L_cache", default=3) or 3
+        conv: list[Triple] = [
+            (c + "in_proj.weight", dt, (3 * h, h)),
+            (c + "conv.weight", dt, (h, 1, kernel)),
+            (c + "out_proj.weight", dt, (h, h)),
+        ]
+        if cfg.get("conv_bias") is True:
+            conv += [
+                (c + "in_proj.bias", dt, (3 * h,)),
+                (c + "conv.bias", dt, (h,)),
+                (c + "out_proj.bias", dt, (h,)),
+            ]
+        return conv
+    if kind == "rglru":
+        return _rglru(cfg, p + "temporal_block.", h, dt)
+    if kind == "rwkv":  # RWKV-4's time mixing (transformers/models/rwkv/modeling_rwkv.py)
+        width = cfg.number("attention_hidden_size", default=h) or h
+        t = p + "attention."
+        mix: list[Triple] = [(t + n, dt, (width,)) for n in ("time_decay", "time_first")]
+        mix += [(t + f"time_mix_{n}", dt, (1, 1, h)) for n in ("key", "value", "receptance")]
+        mix += [(t + f"{n}.weight", dt, (width, h)) for n in ("key", "value", "receptance")]
+        return [*mix, (t + "output.weight", dt, (h, width))]
+    if kind == "lightning":
+        heads, hd = cfg.num_heads or 0, cfg.head_dim or 0
+        la = p + "self_attn."
+        return [
+            (la + "qkv_proj.weight", dt, (3 * heads * hd, h)),
+            (la + "output_gate.weight", dt, (heads * hd, h)),
+            (la + "norm.weight", dt, (heads * hd,)),
+            (la + "out_proj.weight", dt, (h, heads * hd)),
+        ]
+    if kind == "none":
+        return []
+    heads, kv, hd, vd = layer_heads(cfg, layer)
+    if kind == "cross":
+        x = p + "cross_attn."
+        return [
+            (x + "q_proj.weight", dt, (heads * hd, h)),
+            (x + "k_proj.weight", dt, (kv * hd, h)),
+            (x + "v_proj.weight", dt, (kv * hd, h)),
+            (x + "o_proj.weight", dt, (h, heads * hd)),
+            (x + "q_norm.weight", dt, (hd,)),
+            (x + "k_norm.weight", dt, (hd,)),
+            (p + "cross_attn_attn_gate", dt, (1,)),
+            (p + "cross_attn_mlp_gate", dt, (1,)),
+        ]
+    if block is not None and block.kv_heads:
+        kv = block.kv_heads  # NAS: each block its own number of KV heads
+    # output-gated attention (Qwen3-Next): q_proj also produces a per-channel gate
+    gate = cfg.get("attn_output_gate", "use_output_gate") is True or arch.output_gate
+    q_rows = heads * hd * (2 if gate else 1)
+    if arch.fused_qkv:
+        out: list[Triple] = [(a + "qkv_proj.weight", dt, (q_rows + kv * (hd + vd), h))]
+    else:
+        out = [
+            (a + "q_proj.weight", dt, (q_rows, h)),
+            (a + "k_proj.weight", dt, (kv * hd, h)),
+            (a + "v_proj.weight", dt, (kv * vd, h)),
+        ]
+    out.append((a + "o_proj.weight", dt, (h, heads * vd)))
+    if (arch.qkv_bias.on(cfg) or _falcon_bias(cfg, arch)) and arch.fused_qkv:
+        out.append((a + "qkv_proj.bias", dt, (q_rows + kv * (hd + vd),)))
+    elif arch.qkv_bias.on(cfg) or _falcon_bias(cfg, arch):
+        out += [
+            (a + "q_proj.bias", dt, (q_rows,)),
+            (a + "k_proj.bias", dt, (kv * hd,)),
+            (a + "v_proj.bias", dt, (kv * vd,)),
+        ]
+    if arch.o_bias.on(cfg) or _falcon_bias(cfg, arch):
+        out.append((a + "o_proj.bias", dt, (h,)))
+    gating = cfg.get("gating") if arch.head_gate else None
+    if gating is True or gating == "per-head":  # Laguna's softplus output gate, one a head
+        out.append((a + "g_proj.weight", dt, (heads, h)))
+    elif gating == "per-element":
+        out.append((a + "g_proj.weight", dt, (heads * hd, h)))
+    if arch.diff_lambdas:
+        out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
+    norm = _qk_norm(cfg, arch)
+    parts = ("weight", "bias") if arch.norm_bias and arch.qk_norm_bias else ("weight",)
+    if norm == "head":
+        out += [(a + f"{n}.{part}", dt, (hd,)) for n in ("q_norm", "k_norm") for part in parts]
+    elif norm == "full":
+        out += [(a + f"q_norm.{part}", dt, (heads * hd,)) for part in parts]
+        out += [(a + f"k_norm.{part}", dt, (kv * hd,)) for part in parts]
+    if (
+        arch.sinks
+        or (layer.attention == "swa" and cfg.get("add_swa_attention_sink_bias") is True)
+        or (layer.attention == "swa" and arch.swa_sinks and cfg.get("add_swa_attention_sink_bias") is None)
+        or (layer.attention != "swa" and cfg.get("add_full_attention_sink_bias") is True)
+    ):
+        out.append((a + "sinks", dt, (heads,)))
+    if layer.parallel_ssm:
+        out += _mamba(cfg, p + "mamba.", h, dt)
+    return out
+
+
+def _zamba(
+    cfg: ArchConfig, arch: ArchitectureFacts, layers: list[LayerInfo], h: int, dt: str
+) -> list[Triple]:
+    """Zamba and Zamba2 (transformers/models/zamba{,2}/modeling_zamba{,2}.py): every layer a Mamba
+    mixer and its norm; a hybrid layer also a linear map of the shared block's output, and the shared
+    blocks themselves once each (Zamba2: block b serves the hybrid layers i with i % num_mem_blocks == b,
+    each with its own low-rank adapters)."""
+    hybrid = [x.index for x in layers if x.parallel_ssm and not x.mtp]
+    blocks = 1 if arch.shared_blocks == 1 else max(cfg.number("num_mem_blocks", default=1) or 1, 1)
+    if not cfg.tied_embeddings:  # transformers ties the shared blocks only with the embeddings: a copy each
+        blocks = len(hybrid)
+    wide = cfg.number("attention_hidden_size", default=2 * h) or 2 * h  # [hidden, embedding]
+    heads, kv, hd = cfg.num_heads or 0, cfg.num_kv_heads or 0, cfg.head_dim or 0
+    inter = dense_intermediate(cfg)
+    rank = cfg.number("adapter_rank", default=0) or 0
+    bias = arch.mlp_bias.on(cfg)
+    attention_adapters = cfg.get("use_shared_attention_adapter") is True
+    served = len(cfg.int_list("hybrid_layer_ids") or hybrid)  # the class counts adapters by this list
+    out: list[Triple] = []
+    for layer in layers:
+        p = f"model.layers.{layer.index}."
+        m = p + ("mamba_decoder." if layer.parallel_ssm else "")
+        out += [*_mamba(cfg, m + "mamba.", h, dt), (m + "input_layernorm.weight", dt, (h,))]
+        if layer.parallel_ssm:
+            out.append((p + "linear.weight", dt, (h, h)))
+    for b, first in enumerate(hybrid[:blocks]):
+        s = f"model.layers.{first}.shared_transformer."
+        out += [
+            (s + "self_attn.q_proj.weight", dt, (heads * hd, wide)),
+            (s + "self_attn.k_proj.weight", dt, (kv * hd, wide)),
+            (s + "self_attn.v_proj.weight", dt, (kv * hd, wide)),
+            (s + "self_attn.o_proj.weight", dt, (h, heads * hd)),
+            (s + "input_layernorm.weight", dt, (wide,)),
+            (s + "pre_ff_layernorm.weight", dt, (h,)),
+        ]
+        f = s + "feed_forward."
+        if arch.shared_blocks == 1:
+            out += _dense(f, h, inter, dt, gated=True)
+            continue
+        out += [(f + "gate_up_proj.weight", dt, (2 * inter, h)), (f + "down_proj.weight", dt, (h, inter))]
+        if bias:
+            out += [(f + "gate_up_proj.bias", dt, (2 * inter,)), (f + "down_proj.bias", dt, (h,))]
+        for i in range(b, served, blocks):  # the hybrid layers this block serves, an adapter each
+            out += [
+                (f + f"gate_up_proj_adapter_list.{i}.0.weight", dt, (rank, h)),
+                (f + f"gate_up_proj_adapter_list.{i}.1.weight", dt, (2 * inter, rank)),
+            ]
+            for x in ("q", "k", "v") if attention_adapters else ():
+                a = s + f"self_attn.linear_{x}_adapter_list.{i}."
+                out += [(a + "0.weight", dt, (rank, wide)), (a + "1.weight", dt, (wide, rank))]
+    return out
+
+
+def _rglru(cfg: ArchConfig, t: str, h: int, dt: str) -> list[Triple]:
+    """Griffin's recurrent block (RecurrentGemma): two input branches, a depthwise convolution and the
+    RG-LRU, whose input and recurrence gates are block-diagonal, one block per head
+    (transformers/models/recurrent_gemma/modeling_recurrent_gemma.py)."""
+    width = cfg.number("lru_width", default=h) or h
+    kernel = cfg.number("conv1d_width", default=4) or 4
+    heads = cfg.num_heads or 1
+    block = width // heads
+    out: list[Triple] = []
+    for name, shape in (("linear_y", (width, h)), ("linear_x", (width, h)), ("linear_out", (h, width))):
+        out += [(t + f"{name}.weight", dt, shape), (t + f"{name}.bias", dt, (shape[0],))]
+    out += [
+        (t + "conv_1d.weight", dt, (width, 1, kernel)),
+        (t + "conv_1d.bias", dt, (width,)),
+        (t + "rg_lru.recurrent_param", dt, (width,)),
+    ]
+    for gate in ("input_gate", "recurrent_gate"):
+        out += [
+            (t + f"rg_lru.{gate}_weight", dt, (heads, block, block)),
+            (t + f"rg_lru.{gate}_bias", dt, (heads, block)),
+        ]
+    return out
+
+
+def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: int, dt: str) -> list[Triple]:
+    heads = cfg.num_heads or 0
+    nope = cfg.number("qk_nope_head_dim", default=0) or 0
+    rope = cfg.number("qk_rope_head_dim", default=0) or 0
+    v = cfg.number("v_head_dim", default=nope) or 0
+    kv_lora = cfg.number("kv_lora_rank", default=0) or 0
+    q_lora = cfg.number("q_lora_rank")
+    out: list[Triple] = []
+    if q_lora:
+        out += [
+            (a + "q_a_proj.weight", dt, (q_lora, h)),
+            (a + "q_a_layernorm.weight", dt, (q_lora,)),
+            (a + "q_b_proj.weight", dt, (heads * (nope + rope), q_lora)),
+        ]
+    else:
+        out.append((a + "q_proj.weight", dt, (heads * (nope + rope), h)))
+    out += [
+        (a + "kv_a_proj_with_mqa.weight", dt, (kv_lora + rope, h)),
+        (a + "kv_a_layernorm.weight", dt, (kv_lora,)),
+        (a + "kv_b_proj.weight", dt, (heads * (nope + v), kv_lora)),
+        (a + "o_proj.weight", dt, (h, heads * v)),
+    ]
+    if arch.qkv_bias.on(cfg):  # DeepSeek-V3: attention_bias biases the two down-projections and o_proj
+        out += [(a + "kv_a_proj_with_mqa.bias", dt, (kv_lora + rope,))]
+        out += [(a + "q_a_proj.bias", dt, (q_lora,))] if q_lora else []
+    if arch.o_bias.on(cfg):
+        out.append((a + "o_proj.bias", dt, (h,)))
+    if layer.attention == "dsa" and layer.indexer == "own":
+        ih = cfg.number("index_n_heads", default=0) or 0
+        idim = cfg.number("index_head_dim", default=0) or 0
+        i = a + "indexer."
+        out += [
+            (i + "wq_b.weight", dt, (ih * idim, q_lora or h)),
+            (i + "wk.weight", dt, (idim, h)),
+            (i + "k_norm.weight", dt, (idim,)),
+            (i + "k_norm.bias", dt, (idim,)),
+            (i + "weights_proj.weight", dt, (ih, h)),
+        ]
+    return out
+
+
+def _kda(cfg: ArchConfig, a: str, h: int, dt: str) -> list[Triple]:
+    lin = cfg.linear_attn
+    nh = lin.get("num_heads") or cfg.num_heads or 0
+    dim = lin.get("head_dim") or cfg.head_dim or 0
+    kernel = lin.get("short_conv_kernel_size") or 4
+    proj = nh * dim
+    out: list[Triple] = [(a + f"{n}.weight", dt, (proj, h)) for n in ("q_proj", "k_proj", "v_proj")]
+    out += [(a + f"{n}.weight", dt, (proj, 1, kernel)) for n in ("q_conv1d", "k_conv1d", "v_conv1d")]
+    out += [
+        (a + "A_log", "F32", (1, 1, nh, 1)),
+        (a + "dt_bias", "F32", (proj,)),
+        (a + "f_a_proj.weight", dt, (dim, h)),
+        (a + "f_b_proj.weight", dt, (proj, dim)),
+        (a + "b_proj.weight", dt, (nh, h)),
+        (a + "g_a_proj.weight", dt, (dim, h)),
+        (a + "g_b_proj.weight", dt, (proj, dim)),
+        (a + "o_norm.weight", dt, (dim,)),
+        (a + "o_proj.weight", dt, (h, proj)),
+    ]
+    return out
+
+
+def _gdn(cfg: ArchConfig, la: str, h: int, dt: str, split: bool) -> list[Triple]:
+    nv = cfg.number("linear_num_value_heads", default=0) or 0
+    nk = cfg.number("linear_num_key_heads", default=nv) or 0
+    dk = cfg.number("linear_key_head_dim", default=0) or 0
+    dv = cfg.number("linear_value_head_dim", default=0) or 0
+    kernel = cfg.number("linear_conv_kernel_dim", default=4) or 4
+    if split:
+        projections: list[Triple] = [
+            (la + "in_proj_qkv.weight", dt, (2 * nk * dk + nv * dv, h)),
+            (la + "in_proj_z.weight", dt, (nv * dv, h)),
+            (la + "in_proj_b.weight", dt, (nv, h)),
+            (la + "in_proj_a.weight", dt, (nv, h)),
+        ]
+    else:
+        projections = [
+            (la + "in_proj_qkvz.weight", dt, (2 * nk * dk + 2 * nv * dv, h)),
+            (la + "in_proj_ba.weight", dt, (2 * nv, h)),
+        ]
+    return [
+        *projections,
+        (la + "conv1d.weight", dt, (2 * nk * dk + nv * dv, 1, kernel)),
+        (la + "A_log", "F32", (nv,)),
+        (la + "dt_bias", "F32", (nv,)),
+        (la + "norm.weight", dt, (dv,)),
+        (la + "out_proj.weight", dt, (h, nv * dv)),
+    ]
+
+
+@dataclass(frozen=True)
+class MambaShape:
+    """The sizes of a Mamba mixer, Mamba-2 (heads) or Mamba-1 (dt_rank), for parameters and state."""
+
+    version: int
+    channels: int  # d_inner
+    state: int
+    heads: int
+    groups: int
+    kernel: int
+    dt_rank: int
+
+    @property
+    def conv_dim(self) -> int:
+        return self.channels + 2 * self.groups * self.state if self.version == 2 else self.channels
+
+
+def mamba_shape(cfg: ArchConfig) -> MambaShape:
+    h = cfg.hidden_size or 0
+    state = cfg.number("ssm_state_size", "state_size", "mamba_d_state", default=16) or 16
+    kernel = cfg.number("conv_kernel", "mamba_d_conv", "mamba_conv_kernel", default=4) or 4
+    expand = cfg.number("mamba_expand", "expand", default=2) or 2
+    heads = cfg.number("mamba_num_heads", "mamba_n_heads", "n_mamba_heads", default=0) or 0
+    if facts(cfg)[0].shared_blocks == 1:  # Zamba: Mamba-1, its n_mamba_heads only split the same weights
+        heads = 0
+    rank = cfg.get("mamba_dt_rank", "time_step_rank")  # Mamba-1 only; Mamba-2 has one dt per head
+    if not heads and not cfg.num_heads:  # a pure Mamba-2 model calls its SSM heads num_heads
+        heads = cfg.number("num_heads", default=0) or 0
+    if heads:
+        head_dim = (
+            cfg.number("mamba_head_dim", "mamba_d_head", "mamba_headdim", default=0)
+            or cfg.number("head_dim", default=0)
+            or 0
+        )
+        channels = cfg.number("mamba_d_ssm", default=0) or heads * head_dim or expand * h
+        groups = cfg.number("n_groups", "mamba_n_groups", "mamba_ngroups", default=1) or 1
+        return MambaShape(2, channels, state, heads, groups, kernel, 0)
+    # a pure Mamba-1 model (no attention heads) names its inner width intermediate_size
+    inner = cfg.number("intermediate_size", default=0) if not cfg.num_heads else 0
+    channels = cfg.number("mamba_d_inner", default=0) or inner or expand * h
+    dt_rank = rank if isinstance(rank, int) and rank > 0 else math.ceil(h / 16)
+    return MambaShape(1, channels, state, 0, 1, kernel, dt_rank)
+
+
+def _mamba(cfg: ArchConfig, m: str, h: int, dt: str) -> list[Triple]:
+    s = mamba_shape(cfg)
+    proj_bias = cfg.get("mamba_proj_bias", "use_bias", "add_bias_linear") is True
+    conv_bias = facts(cfg)[0].conv_bias.on(cfg)
+    out: list[Triple] = []
+    if s.version == 2:
+        out += [
+            (m + "in_proj.weight", dt, (s.channels + s.conv_dim + s.heads, h)),
+            (m + "conv1d.weight", dt, (s.conv_dim, 1, s.kernel)),
+            (m + "dt_bias", dt, (s.heads,)),
+            (m + "A_log", dt, (s.heads,)),
+            (m + "D", dt, (s.heads,)),
+            (m + "out_proj.weight", dt, (h, s.channels)),
+        ]
+        arch = facts(cfg)[0]
+        if arch.mamba_norm.on(cfg):  # the gated RMSNorm before out_proj
+            out.append((m + "norm.weight", dt, (s.channels,)))
+        if proj_bias:
+            out.append((m + "in_proj.bias", dt, (s.channels + s.conv_dim + s.heads,)))
+        if arch.mamba_out_bias.on(cfg) if arch.mamba_out_bias is not None else proj_bias:
+            out.append((m + "out_proj.bias", dt, (h,)))
+    else:
+        out += [
+            (m + "in_proj.weight", dt, (2 * s.channels, h)),
+            (m + "conv1d.weight", dt, (s.channels, 1, s.kernel)),
+            (m + "x_proj.weight", dt, (s.dt_rank + 2 * s.state, s.channels)),
+            (m + "dt_proj.weight", dt, (s.channels, s.dt_rank)),
+            (m + "dt_proj.bias", dt, (s.channels,)),
+            (m + "A_log", dt, (s.channels, s.state)),
+            (m + "D", dt, (s.channels,)),
+            (m + "out_proj.weight", dt, (h, s.channels)),
+        ]
+        if proj_bias:
+            out += [(m + "in_proj.bias", dt, (2 * s.channels,)), (m + "out_proj.bias", dt, (h,))]
+        jamba = cfg.number("attn_layer_period") is not None and not facts(cfg)[0].shared_blocks
+        if cfg.get("mamba_inner_layernorms") is not False and jamba:
+            out += [
+                (m + "dt_layernorm.weight", dt, (s.dt_rank,)),
+                (m + "b_layernorm.weight", dt, (s.state,)),
+                (m + "c_layernorm.weight", dt, (s.state,)),
+            ]
+    if conv_bias:
+        out.append((m + "conv1d.bias", dt, (s.conv_dim,)))
+    return out

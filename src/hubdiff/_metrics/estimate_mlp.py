@@ -1,0 +1,127 @@
+"""The tensors of each layer's MLP a config implies: dense, gated or not, and experts written fused."""
+
+from __future__ import annotations
+
+from .config import ArchConfig
+from .estimate_facts import ArchitectureFacts, Triple, _falcon_bias, _gated
+from .layers import Block, LayerInfo
+
+
+# -- MLPs and experts -----------------------------------------------------------------------------
+def _dense(m: str, h: int, inter: int, dt: str, gated: bool, bias: bool = False) -> list[Triple]:
+    out: list[Triple] = [(m + "up_proj.weight", dt, (inter, h)), (m + "down_proj.weight", dt, (h, inter))]
+    if gated:
+        out.append((m + "gate_proj.weight", dt, (inter, h)))
+    if bias:
+        out += [(m + "up_proj.bias", dt, (inter,)), (m + "down_proj.bias", dt, (h,))]
+        if gated:
+            out.append((m + "gate_proj.bias", dt, (inter,)))
+    return out
+
+
+def _auto_adjusted(cfg: ArchConfig, inter: int) -> int:
+    """LFM2's feed-forward width: two thirds of intermediate_size, times block_ffn_dim_multiplier and
+    rounded up to block_multiple_of when a multiplier is set (Lfm2MLP)."""
+    inter = int(2 * inter / 3)
+    multiplier = cfg.get("block_ffn_dim_multiplier")
+    if isinstance(multiplier, (int, float)) and not isinstance(multiplier, bool):
+        inter = int(multiplier * inter)
+        step = cfg.number("block_multiple_of", default=256) or 256
+        inter = step * ((inter + step - 1) // step)
+    return inter
+
+
+def dense_intermediate(cfg: ArchConfig) -> int:
+    """The dense MLP's width: Llama 4 names it intermediate_size_mlp, its intermediate_size being the experts'."""
+    h = cfg.hidden_size or 0
+    if cfg.num_experts and cfg.number("intermediate_size_mlp"):
+        return cfg.number("intermediate_size_mlp") or 0
+    return cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", default=4 * h) or 0
+
+
+def _mlp(
+    cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, p: str, h: int, dt: str, block: Block | None
+) -> list[Triple]:
+    m = p + "mlp."
+    gated = _gated(cfg, arch)
+    bias = arch.mlp_bias.on(cfg) or _falcon_bias(cfg, arch)
+    if block is not None:
+        if block.mlp == "linear":
+            return [(p + "mlp_linear.weight", dt, (h, h))]
+        if block.mlp == "none" or not block.intermediate:
+            return []
+        return _dense(m, h, block.intermediate, dt, gated, bias)
+    if layer.mlp == "none":
+        return []
+    if layer.mlp == "dense" and layer.attention == "rwkv":  # RWKV's channel mixing, a squared-ReLU MLP
+        inter = dense_intermediate(cfg)
+        f = p + "feed_forward."
+        return [
+            (f + "time_mix_key", dt, (1, 1, h)),
+            (f + "time_mix_receptance", dt, (1, 1, h)),
+            (f + "key.weight", dt, (inter, h)),
+            (f + "receptance.weight", dt, (h, h)),
+            (f + "value.weight", dt, (h, inter)),
+        ]
+    if layer.mlp == "dense":
+        inter = dense_intermediate(cfg) // arch.mlp_width_divisor
+        if arch.ffn_auto_adjust and cfg.get("block_auto_adjust_ff_dim") is not False:
+            inter = _auto_adjusted(cfg, inter)
+        if arch.sub_norms:
+            norms = [
+                (p + "self_attn.attn_sub_norm.weight", dt, (h,)),
+                (m + "ffn_sub_norm.weight", dt, (inter,)),
+            ]
+            return _dense(m, h, inter, dt, gated, bias) + norms
+        if arch.activation_params:
+            act = [(m + "act_fn.parameters", dt, (arch.activation_params,))]
+            return _dense(m, h, inter, dt, gated, bias) + act
+        if arch.fused_gate_up and gated and not bias:
+            return [(m + "gate_up_proj.weight", dt, (2 * inter, h)), (m + "down_proj.weight", dt, (h, inter))]
+        return _dense(m, h, inter, dt, gated, bias)
+    experts = cfg.num_experts or 0
+    inter = (
+        cfg.number("moe_intermediate_size", "expert_intermediate_size", "ffn_hidden_size", default=0)
+        or cfg.number("intermediate_size", default=0)
+        or 0
+    )
+    latent = cfg.number("moe_latent_size")
+    eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
+    out: list[Triple] = [(m + "gate.weight", dt, (experts, h))]
+    router_bias = cfg.get("use_routing_bias", "moe_router_enable_expert_bias") is True or arch.router_bias
+    if cfg.get("topk_method") == "noaux_tc" or (router_bias and not arch.expert_bias):
+        out.append((m + "gate.e_score_correction_bias", "F32", (experts,)))
+    if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias
+        out.append((m + "gate.bias", dt, (experts,)))
+    if eh != h:  # latent MoE: experts work in a narrower space entered and left by two projections
+        out += [(m + "latent_down_proj.weight", dt, (eh, h)), (m + "latent_up_proj.weight", dt, (h, eh))]
+    up_rows = (2 if gated else 1) * inter
+    if arch.stacked_experts:  # [experts x width, hidden] matrices, one per projection
+        names = ("w1", "v1", "w2") if gated else ("w1", "w2")
+        out += [(m + f"experts.mlp.{n}", dt, (experts * inter, eh)) for n in names]
+    else:
+        out += [
+            (m + "experts.gate_up_proj", dt, (experts, up_rows, eh)),
+            (m + "experts.down_proj", dt, (experts, eh, inter)),
+        ]
+    if arch.expert_bias:
+        out += [
+            (m + "experts.gate_up_proj_bias", dt, (experts, up_rows)),
+            (m + "experts.down_proj_bias", dt, (experts, eh)),
+        ]
+    n_shared = cfg.num_shared_experts or arch.fixed_shared_experts
+    shared_inter = (
+        cfg.number(
+            "shared_expert_intermediate_size",
+            "moe_shared_expert_intermediate_size",
+            "shared_intermediate_size",
+            default=0,
+        )
+        or (cfg.number("intermediate_size", default=0) if cfg.number("intermediate_size_mlp") else 0)
+        or inter * n_shared
+    )
+    if shared_inter:
+        out += _dense(m + "shared_experts.", h, shared_inter, dt, gated, bias and arch.shared_expert_bias)
+        if cfg.number("shared_expert_intermediate_size") and arch.shared_expert_gate:
+            out.append((m + "shared_expert_gate.weight", dt, (1, h)))
+    return out
