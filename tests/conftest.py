@@ -93,3 +93,19 @@ def fast_settings(endpoint: str, **overrides: object) -> HubSettings:
 @pytest.fixture
 def reader(hub: HubReplica, cache: SnapshotCache) -> HubReader:
     return HubReader(fast_settings(hub.endpoint), cache)
+
+
+SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
+
+
+def slow_tests() -> frozenset[str]:
+    """``tests/slow_tests.txt``'s node ids (parameters left off): the tests the quick loop leaves out."""
+    lines = SLOW_TESTS.read_text().splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = slow_tests()
+    for item in items:
+        if item.nodeid.split("[")[0] in slow:
+            item.add_marker(pytest.mark.slow)
