@@ -238,7 +238,7 @@ if sys.argv[1] == "light":
     live = ns["_import_config_classes"].__globals__  # run_path returns a copy of the module's globals
     assert live["_TRANSFORMERS"] not in (False, None), "the light import failed"
 else:
-    ns["_import_transformers"]()
+    ns["_import_transformers"](whole=True)
 raws = json.load(sys.stdin)
 if sys.argv[1] != "one":
     raws = [{"model_type": t} for t in sorted(ns["_transformers"]().CONFIG_MAPPING)] + raws

@@ -12,6 +12,7 @@ recorded, so that a key nobody read can be reported instead of silently ignored.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -21,22 +22,44 @@ import re
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._source.config_keys import (
-    EXPERT_KEYS,
-    EXPERTS_PER_TOKEN_KEYS,
-    LAYER_KEYS,
-    MAX_DIM,
-    MAX_LAYERS,
-    MTP_LAYER_KEYS,
-    MULTIPLIER_KEY,
-    SHARED_EXPERT_KEYS,
-    SIZE_KEY,
-    TEXT_CONFIG_KEYS,
-    VISION_CONFIG_KEYS,
-)
+if __package__:
+    from .._source.config_keys import (
+        EXPERT_KEYS,
+        EXPERTS_PER_TOKEN_KEYS,
+        LAYER_KEYS,
+        MAX_DIM,
+        MAX_LAYERS,
+        MTP_LAYER_KEYS,
+        MULTIPLIER_KEY,
+        SHARED_EXPERT_KEYS,
+        SIZE_KEY,
+        TEXT_CONFIG_KEYS,
+        VISION_CONFIG_KEYS,
+    )
+else:  # run by its path as the config child (no package imported): the key names' file, by its path
+    import importlib.util
+
+    _keys_spec = importlib.util.spec_from_file_location(
+        "hubdiff_config_keys", os.path.join(os.path.dirname(__file__), os.pardir, "_source", "config_keys.py")
+    )
+    assert _keys_spec is not None and _keys_spec.loader is not None
+    _keys = importlib.util.module_from_spec(_keys_spec)
+    _keys_spec.loader.exec_module(_keys)
+    EXPERT_KEYS = _keys.EXPERT_KEYS
+    EXPERTS_PER_TOKEN_KEYS = _keys.EXPERTS_PER_TOKEN_KEYS
+    LAYER_KEYS = _keys.LAYER_KEYS
+    MAX_DIM = _keys.MAX_DIM
+    MAX_LAYERS = _keys.MAX_LAYERS
+    MTP_LAYER_KEYS = _keys.MTP_LAYER_KEYS
+    MULTIPLIER_KEY = _keys.MULTIPLIER_KEY
+    SHARED_EXPERT_KEYS = _keys.SHARED_EXPERT_KEYS
+    SIZE_KEY = _keys.SIZE_KEY
+    TEXT_CONFIG_KEYS = _keys.TEXT_CONFIG_KEYS
+    VISION_CONFIG_KEYS = _keys.VISION_CONFIG_KEYS
 
 
 def _num(value: Any) -> int | None:
@@ -89,11 +112,21 @@ def _transformers() -> Any:
     return _TRANSFORMERS
 
 
-def _import_transformers() -> None:
+_LIGHT = False  # _TRANSFORMERS is the configuration classes alone (_import_config_classes)
+
+
+def _import_transformers(whole: bool = False) -> None:
+    """The configuration classes alone first (a third of the whole import's time, which every cold
+    command pays), unless transformers is imported already or ``whole`` is asked for: the read falls
+    back to the whole import for a config they refuse (``_with_transformers``)."""
     global _TRANSFORMERS
     # read by transformers once, at import; set and left (never unset while other threads may read the
     # environment: a concurrent os.environ copy would see the key vanish)
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if not whole and "transformers" not in sys.modules:
+        _import_config_classes()
+        if _TRANSFORMERS not in (False, None):
+            return
     hide_torch = "torch" not in sys.modules and "transformers" not in sys.modules
     if hide_torch:
         sys.modules["torch"] = None  # type: ignore[assignment]  # import machinery: "not installed"
@@ -235,8 +268,45 @@ def _preread(raw: dict[str, Any]) -> Any:
     return wait() if wait is not None else None
 
 
+@contextlib.contextmanager
+def _torch_hidden() -> Iterator[None]:
+    """torch reported absent while transformers' modules import (they would import it: 2-4 s, and no
+    configuration class needs it), unless this process has imported it already; restored after, so
+    that code beside hubdiff in the process can still import it."""
+    hide = "torch" not in sys.modules
+    if hide:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # import machinery: "not installed"
+    try:
+        yield
+    finally:
+        if hide and sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
 def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str] | str:
-    """(text config, vision config, reader) through transformers, or why it could not be used."""
+    """(text config, vision config, reader) through transformers, or why it could not be used.
+
+    Read with the configuration classes alone when that is what is imported; a config they refuse, or
+    a class they cannot import, is read again after the whole import, so that only transformers' own
+    refusal is ever an answer (tests/test_config_child.py: every model_type reads the same either way)."""
+    with _TRANSFORMERS_LOCK:
+        try:
+            with _torch_hidden():
+                answer = _read_with_transformers(raw)
+        except MemoryError:
+            raise
+        except Exception:
+            if not _LIGHT:
+                raise
+            answer = None
+        if _LIGHT and (answer is None or (isinstance(answer, str) and " rejected the config " in answer)):
+            _forget_transformers()
+            _import_transformers(whole=True)
+            answer = _read_with_transformers(raw)
+        return answer  # type: ignore[return-value]
+
+
+def _read_with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str] | str:
     model_type = raw.get("model_type")
     if not isinstance(model_type, str) or not model_type:  # no class to look up: not worth the import
         return "no model_type: read from config keys"
@@ -527,7 +597,7 @@ def _import_config_classes() -> None:
     own imports. tests/test_config_child.py checks that every model_type transformers ships reads
     the same either way. Anything that goes wrong leaves ``_TRANSFORMERS`` untried, for the full import.
     """
-    global _TRANSFORMERS
+    global _TRANSFORMERS, _LIGHT
     import importlib.util
     import types
 
@@ -539,7 +609,6 @@ def _import_config_classes() -> None:
     if version is None:
         return
     (folder,) = spec.submodule_search_locations
-    sys.modules["torch"] = None  # type: ignore[assignment]  # hidden, as in _import_transformers
     package = types.ModuleType("transformers")
     package.__spec__, package.__path__, package.__file__ = spec, [folder], spec.origin
     package.__version__ = version  # type: ignore[attr-defined]
@@ -549,19 +618,20 @@ def _import_config_classes() -> None:
     package.models = models  # type: ignore[attr-defined]
     sys.modules["transformers"], sys.modules["transformers.models"] = package, models
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _torch_hidden():
             warnings.simplefilter("ignore")
             from transformers.models.auto.configuration_auto import CONFIG_MAPPING
     except Exception:
         _forget_transformers()
         return
     package.CONFIG_MAPPING = CONFIG_MAPPING  # type: ignore[attr-defined]
-    _TRANSFORMERS = package
+    _TRANSFORMERS, _LIGHT = package, True
 
 
 def _forget_transformers() -> None:
     """Every transformers module this process holds dropped, so that the next use imports it whole."""
-    global _TRANSFORMERS
+    global _TRANSFORMERS, _LIGHT
+    _LIGHT = False
     for name in [n for n in sys.modules if n == "transformers" or n.startswith("transformers.")]:
         del sys.modules[name]
     _TRANSFORMERS = False
@@ -580,20 +650,12 @@ def _child_main() -> None:
     # async clients (~60 ms of the child's CPU, on a core the reading process wants): this process
     # never makes a request (it runs offline), so trio stays unimported
     sys.modules.setdefault("trio", None)  # type: ignore[arg-type]
+    sys.modules.setdefault("torch", None)  # type: ignore[arg-type]  # hidden for the child's life
     _import_config_classes()  # before the config is read: the parent starts a child ahead of it
     raw = json.loads(sys.stdin.buffer.read())
     if type(raw) is not dict:
         raise SystemExit(2)
-    light = _TRANSFORMERS not in (False, None)
-    try:
-        answer: Any = _with_transformers(raw)
-    except Exception:
-        if not light:
-            raise
-        answer = None
-    if light and (answer is None or (isinstance(answer, str) and " rejected the config " in answer)):
-        _forget_transformers()
-        answer = _with_transformers(raw)
+    answer: Any = _with_transformers(raw)  # the whole import after a refusal of the classes alone
     sys.stdout.write(json.dumps({"format": CHILD_FORMAT, "answer": tagged(answer)}, allow_nan=True))
 
 
