@@ -115,7 +115,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: a worker more than the CPUs. A third of the suite's time is spent waiting (on the
     replica's threads, on subprocesses starting, on deadlines), which a spare worker fills; measured
-    on 2 cores. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set."""
+    on 2 cores, with work stealing (``--dist worksteal``) unless another mode is asked for.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides the count when set."""
+    if config.option.dist == "no":  # not asked for: idle workers steal queued tests
+        config.option.dist = "worksteal"
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -40,7 +40,7 @@ def test_the_marker_selects_what_the_list_says():
     listed = {n.split("::")[1] for n in slow_tests() if n.startswith(module + "::")}
     assert listed
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", module, "-m", "not slow", "--collect-only", "-q", "-p", "no:xdist"],
+        [sys.executable, "-m", "pytest", module, "-m", "not slow", "--collect-only", "-q"],
         cwd=TESTS.parent,
         capture_output=True,
         text=True,
