@@ -27,19 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 if __package__:
-    from .._source.config_keys import (
-        EXPERT_KEYS,
-        EXPERTS_PER_TOKEN_KEYS,
-        LAYER_KEYS,
-        MAX_DIM,
-        MAX_LAYERS,
-        MTP_LAYER_KEYS,
-        MULTIPLIER_KEY,
-        SHARED_EXPERT_KEYS,
-        SIZE_KEY,
-        TEXT_CONFIG_KEYS,
-        VISION_CONFIG_KEYS,
-    )
+    from .._source import config_keys as _keys
 else:  # run by its path as the config child (no package imported): the key names' file, by its path
     import importlib.util
 
@@ -49,17 +37,15 @@ else:  # run by its path as the config child (no package imported): the key name
     assert _keys_spec is not None and _keys_spec.loader is not None
     _keys = importlib.util.module_from_spec(_keys_spec)
     _keys_spec.loader.exec_module(_keys)
-    EXPERT_KEYS = _keys.EXPERT_KEYS
-    EXPERTS_PER_TOKEN_KEYS = _keys.EXPERTS_PER_TOKEN_KEYS
-    LAYER_KEYS = _keys.LAYER_KEYS
-    MAX_DIM = _keys.MAX_DIM
-    MAX_LAYERS = _keys.MAX_LAYERS
-    MTP_LAYER_KEYS = _keys.MTP_LAYER_KEYS
-    MULTIPLIER_KEY = _keys.MULTIPLIER_KEY
-    SHARED_EXPERT_KEYS = _keys.SHARED_EXPERT_KEYS
-    SIZE_KEY = _keys.SIZE_KEY
-    TEXT_CONFIG_KEYS = _keys.TEXT_CONFIG_KEYS
-    VISION_CONFIG_KEYS = _keys.VISION_CONFIG_KEYS
+
+EXPERT_KEYS, EXPERTS_PER_TOKEN_KEYS, LAYER_KEYS = (
+    _keys.EXPERT_KEYS,
+    _keys.EXPERTS_PER_TOKEN_KEYS,
+    _keys.LAYER_KEYS,
+)
+MAX_DIM, MAX_LAYERS, MTP_LAYER_KEYS = _keys.MAX_DIM, _keys.MAX_LAYERS, _keys.MTP_LAYER_KEYS
+MULTIPLIER_KEY, SHARED_EXPERT_KEYS, SIZE_KEY = _keys.MULTIPLIER_KEY, _keys.SHARED_EXPERT_KEYS, _keys.SIZE_KEY
+TEXT_CONFIG_KEYS, VISION_CONFIG_KEYS = _keys.TEXT_CONFIG_KEYS, _keys.VISION_CONFIG_KEYS
 
 
 def _num(value: Any) -> int | None:
