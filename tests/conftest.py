@@ -111,7 +111,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: `pytest -p no:xdist` knows no such hook
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: a worker more than the CPUs. A third of the suite's time is spent waiting (on the
     replica's threads, on subprocesses starting, on deadlines), which a spare worker fills; measured

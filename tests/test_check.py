@@ -301,9 +301,10 @@ def test_repos_are_checked_side_by_side_and_reported_in_baseline_order(hub, tmp_
     report = run_check([tmp_path / "baselines" / "fam.yaml"], sources)
     assert [r.title for r in report.results] == ["org/a@main", "org/b@main"]
     assert all(r.status == "ok" for r in report.results)
-    order = [e.path for e in hub.log]  # each request is logged when its answer has gone out
-    first_a = next(i for i, p in enumerate(order) if "/org/a/revision/" in p)
-    assert any("org/b" in p for p in order[:first_a])  # org/b was read while org/a waited
+    log = hub.log  # in the order requests arrived, each with its arrival time
+    slow_a = next(e for e in log if "/org/a/revision/" in e.path)
+    # org/b was read while org/a's answer was held back for its second
+    assert any("org/b" in e.path and slow_a.at < e.at < slow_a.at + 1.0 for e in log)
 
 
 def test_pauses_of_the_collector_side_by_side_leave_it_as_it_was():

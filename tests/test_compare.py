@@ -215,9 +215,10 @@ def test_the_two_sides_are_read_side_by_side_and_stay_in_order(hub, tmp_path):
     report = run_diff("org/old", "org/new", sources, MetricsOptions())
     assert report.results[0].title == "org/old@main → org/new@main"
     assert report.results[0].comparison.tensors.removed  # old minus new, not the other way round
-    order = [e.path for e in hub.log]  # each request is logged when its answer has gone out
-    first_old = next(i for i, p in enumerate(order) if "/org/old/revision/" in p)
-    assert any("org/new" in p for p in order[:first_old])  # the new side was read while the old waited
+    log = hub.log  # in the order requests arrived, each with its arrival time
+    slow_old = next(e for e in log if "/org/old/revision/" in e.path)
+    # the new side was read while the old side's answer was held back for its second
+    assert any("org/new" in e.path and slow_old.at < e.at < slow_old.at + 1.0 for e in log)
 
 
 def test_a_warm_report_is_the_cold_one_byte_for_byte(example_hub, tmp_path):

@@ -282,11 +282,13 @@ class HubReplica:
 
     @property
     def log(self) -> list[LoggedRequest]:
-        """The requests answered so far, once every request under way has been answered and logged."""
+        """The requests answered so far, in the order they arrived, once every request under way has been
+        answered and logged. Arrival, not logging, orders them: a 307 is logged after its answer is sent,
+        and the client's next request, on another thread, may be logged before it."""
         with self._idle:
             self._idle.wait_for(lambda: self._in_flight == 0, timeout=10)
         with self._lock:
-            return list(self._log)
+            return sorted(self._log, key=lambda entry: entry.at)
 
     def clear(self) -> None:
         """Forget the log (faults stay; see ``clear_faults``)."""
