@@ -21,6 +21,11 @@ os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="hubdiff-test-hf-home-")
 # compiled templates (hubdiff._render.compiled) in a home of the run's own, not the user's
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="hubdiff-test-xdg-cache-")
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # a closed port: nothing may fall back to the real Hub
+# The suite starts hubdiff and pytest as subprocesses some thousand times. Where the environment forbids
+# writing bytecode (PYTHONDONTWRITEBYTECODE), each would compile hubdiff's sources, and pytest-xdist's
+# workers the test modules' rewritten assertions, from scratch again: 0.2 s of CPU per start. The
+# suite's own processes write their caches (__pycache__/, git-ignored) as an ordinary Python would.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # hubdiff hides torch from transformers (config classes need none; the import costs seconds) unless the
 # process already has it. The meta-device oracle (test_oracle.py) needs transformers to see torch, so a
@@ -28,7 +33,8 @@ os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # a closed port: nothing may f
 with contextlib.suppress(ImportError):
     import torch  # noqa: F401
 
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -62,6 +68,39 @@ def example_hub() -> Iterator[HubReplica]:
     hub = _example_hub()
     yield hub
     hub.stop()
+
+
+@pytest.fixture(scope="session")
+def _example_cache_seed(example_hub: HubReplica, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example repos read once per worker: a cold read of them is some 1,700 requests and a few
+    seconds of CPU, which tests about what comes after the read (claims, reports, updates) need not
+    pay again. The cold read itself is tested where it is the point (test_compare, test_first_hour)."""
+    from hubdiff._source import Sources
+    from hubdiff._source.spec import parse_source
+    from hubdiff.testing.example import example_specs
+
+    root = tmp_path_factory.mktemp("example-cache")
+    sources = Sources(HubSettings(endpoint=example_hub.endpoint), SnapshotCache(root))
+    for spec in example_specs():
+        sources.open(parse_source(spec.repo_id))
+    return root
+
+
+@pytest.fixture
+def example_cache(example_hub: HubReplica, _example_cache_seed: Path) -> Callable[..., Path]:
+    """``example_cache(folder, endpoint=None)``: a cache at ``folder`` already holding the example repos'
+    snapshots, filed under ``endpoint`` (the session's ``example_hub`` by default; the cache keys its
+    entries by endpoint). Every replica of the example repos serves the same commits, so another
+    one's (a test's own, to push to) may be given."""
+
+    def copy_to(folder: Path, endpoint: str | None = None) -> Path:
+        read = SnapshotCache(_example_cache_seed, example_hub.endpoint).base
+        shutil.copytree(
+            read, SnapshotCache(folder, endpoint or example_hub.endpoint).base, dirs_exist_ok=True
+        )
+        return folder
+
+    return copy_to
 
 
 @pytest.fixture

@@ -77,18 +77,19 @@ def fingerprint(path: Path) -> tuple[bytes, int, int]:
     return path.read_bytes(), stat.st_ino, stat.st_mtime_ns
 
 
-@pytest.fixture(scope="module")
-def quiet_hub() -> Iterator[HubReplica]:
-    """The example repos, never pushed to: for the runs that must find nothing new."""
-    hub = example_hub()
-    yield hub
-    hub.stop()
+@pytest.fixture
+def quiet_hub(example_hub: HubReplica, example_cache: Any, tmp_path: Path) -> HubReplica:
+    """The example repos, never pushed to, already read (``cwd / "cache"``): for the runs that must
+    find nothing new."""
+    example_cache(tmp_path / "cache")
+    return example_hub
 
 
 @pytest.fixture
-def own_hub() -> Iterator[HubReplica]:
-    """The example repos for a test that pushes new revisions."""
+def own_hub(example_cache: Any, tmp_path: Path) -> Iterator[HubReplica]:
+    """The example repos for a test that pushes new revisions, read before the push."""
     hub = example_hub()
+    example_cache(tmp_path / "cache", hub.endpoint)
     yield hub
     hub.stop()
 
@@ -215,7 +216,7 @@ def test_a_new_revision_changes_only_its_lines_in_the_files_style(own_hub, tmp_p
     )
     assert "1 changed" in watch.stdout
 
-    sources = Sources(HubSettings(endpoint=own_hub.endpoint), SnapshotCache(tmp_path / "figures"))
+    sources = Sources(HubSettings(endpoint=own_hub.endpoint), SnapshotCache(tmp_path / "cache"))
     figures = expected_change(plain_before, new_sha, figures_of(sources, new_sha))
     assert ("      kv_bytes_per_token: 5984", "      kv_bytes_per_token: 5808") in figures  # as the demo says
     recorded = yaml.safe_load(plain_path.read_text())["repos"][FLASH]["recorded"]

@@ -52,7 +52,8 @@ def test_embedded_baselines_pass(example_hub, tmp_path):
     assert "✅" in (tmp_path / "summary.md").read_text()
 
 
-def test_a_wrong_claim_fails_with_stated_and_measured(example_hub, tmp_path):
+def test_a_wrong_claim_fails_with_stated_and_measured(example_hub, example_cache, tmp_path):
+    example_cache(tmp_path / "c")
     data = yaml.safe_load((REPO_BASELINES / "glm-5.yaml").read_text())
     data["repos"]["zai-org/GLM-5.3-Flash"]["claims"]["kv_bytes_per_token"] = "5.0 KB"
     path = tmp_path / "glm-5.yaml"
@@ -241,7 +242,8 @@ def test_a_failing_claim_is_restated_the_way_it_was_written(name, stated, measur
     assert restated(Claim(name, stated), measured) == written
 
 
-def test_a_baseline_edited_by_hand_is_not_called_unchanged(example_hub, tmp_path):
+def test_a_baseline_edited_by_hand_is_not_called_unchanged(example_hub, example_cache, tmp_path):
+    example_cache(tmp_path / "c")
     data = yaml.safe_load((REPO_BASELINES / "glm-5.yaml").read_text())
     data["repos"] = {"zai-org/GLM-5": data["repos"]["zai-org/GLM-5"]}
     data["repos"]["zai-org/GLM-5"]["config"]["vocab_size"] = 1

@@ -61,7 +61,9 @@ def test_ids_are_readable_and_embedded_baselines_pass(example_hub, tmp_path):
     assert "35 passed" in run.stdout
 
 
-def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, tmp_path):
+def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, example_cache, tmp_path):
+    example_cache(tmp_path / "cache")  # read cold in the test above: here, what follows a read
+
     def wrong(data):
         data["repos"]["zai-org/GLM-5.3-Flash"]["claims"]["kv_bytes_per_token"] = "5.0 KB"
         data["repos"]["zai-org/GLM-5.3-Flash"]["claims"]["vision_tower_params"] = {

@@ -106,8 +106,8 @@ def test_a_killed_runs_temp_file_is_removed_by_the_next_write(tmp_path):
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
 
 
-def test_init_records_every_metrics_option_so_check_agrees(example_hub, tmp_path):
-    cache = ["--cache-dir", str(tmp_path / "c")]
+def test_init_records_every_metrics_option_so_check_agrees(example_hub, example_cache, tmp_path):
+    cache = ["--cache-dir", str(example_cache(tmp_path / "c"))]
     init = hubdiff(
         "baseline", "init", "zai-org/GLM-5.3", "--family", "g", "--kv-dtype", "fp8", "--count-mtp",
         "--indexer-pooling", "scan", *cache, endpoint=example_hub.endpoint, cwd=tmp_path,
@@ -148,7 +148,8 @@ def run_on_a_tty(args, env):
     return proc.returncode, out.decode().replace("\r\n", "\n")
 
 
-def test_diff_on_a_terminal_is_text_that_fits_80_columns(example_hub, tmp_path):
+def test_diff_on_a_terminal_is_text_that_fits_80_columns(example_hub, example_cache, tmp_path):
+    example_cache(tmp_path)
     env = {**os.environ, "HF_ENDPOINT": example_hub.endpoint, "COLUMNS": "80", "HUBDIFF_CACHE": str(tmp_path)}
     code, out = run_on_a_tty(
         [sys.executable, "-m", "hubdiff", "diff", "zai-org/GLM-5", "zai-org/GLM-5.3", "--kv-dtype", "fp8"],
@@ -163,32 +164,6 @@ def test_diff_on_a_terminal_is_text_that_fits_80_columns(example_hub, tmp_path):
         capture_output=True, text=True, env=env, timeout=300,
     )  # fmt: skip
     assert piped.stdout.startswith("# hubdiff diff")  # a pipe or a file still gets markdown
-
-
-def test_demo_serve_keeps_the_replica_up_for_the_readme_commands(tmp_path):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hubdiff", "demo", "--serve", "--output-dir", str(tmp_path / "out")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
-    try:
-        lines = []
-        while not any(line.startswith("export HF_ENDPOINT=") for line in lines):
-            line = proc.stdout.readline()
-            assert line, "".join(lines) + proc.stderr.read()
-            lines.append(line)
-        endpoint = next(x for x in lines if x.startswith("export HF_ENDPOINT=")).split("=", 1)[1].strip()
-        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", endpoint)
-        printed = "".join(lines)
-        assert "HUBDIFF_CACHE=" in printed
-        check = hubdiff("check", "--format", "text", endpoint=endpoint, cwd=tmp_path / "out")
-        assert check.returncode == 0, check.stdout + check.stderr
-        assert "zai-org/GLM-5.3-Flash@main: unchanged at" in check.stdout
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_the_plugin_loads_and_locks_where_fcntl_does_not_exist(tmp_path):

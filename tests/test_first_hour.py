@@ -55,8 +55,9 @@ def test_a_mistyped_folder_says_no_such_folder_as_well_as_no_such_repo(example_h
     assert hub_name.stderr == "hubdiff: zai-org/GLM-9@main: repository not found (or private: set HF_TOKEN)\n"
 
 
-def test_validate_and_check_take_a_folder_of_baselines(example_hub, tmp_path):
+def test_validate_and_check_take_a_folder_of_baselines(example_hub, example_cache, tmp_path):
     here = clone(tmp_path)
+    example_cache(here / ".cache")
     files = sorted((here / "baselines").glob("*.yaml"))
     claims = sum(
         len(r.get("claims") or {}) for f in files for r in yaml.safe_load(f.read_text())["repos"].values()
@@ -85,6 +86,8 @@ def test_the_demo_paste_lines_run_as_written_from_a_clone(tmp_path):
             lines.append(line.rstrip("\n"))
         pasted = lines[lines.index("In another terminal, paste:") + 2 :]
         assert f"cd {shlex.quote(str(here))}" in pasted  # the clone, where the README runs every command
+        assert any(re.fullmatch(r"export HF_ENDPOINT=http://127\.0\.0\.1:\d+", line) for line in pasted)
+        assert any(line.startswith("export HUBDIFF_CACHE=") for line in pasted)
         env = dict(os.environ)
         ran = 0
         for line in pasted:
@@ -99,6 +102,8 @@ def test_the_demo_paste_lines_run_as_written_from_a_clone(tmp_path):
                                       cwd=here, timeout=300)  # fmt: skip
                 expected = 1 if words[1] == "diff" else 0  # two sources that differ; the rest are unchanged
                 assert done.returncode == expected, (line, done.stdout[-2000:], done.stderr[-2000:])
+                if words[1:] == ["check"]:  # the replica stayed up, and serves what the baselines recorded
+                    assert "zai-org/GLM-5.3-Flash@main: unchanged at" in done.stdout
                 ran += 1
         assert ran >= 6 and "hubdiff diff examples/old examples/new" in pasted and "pytest checks/" in pasted
     finally:
@@ -213,8 +218,9 @@ def test_a_mistyped_claim_names_the_closest_figure(tmp_path):
     assert "known:" not in done.stderr and done.stderr.count("\n") == 1
 
 
-def test_check_says_where_it_wrote(example_hub, tmp_path):
+def test_check_says_where_it_wrote(example_hub, example_cache, tmp_path):
     here = clone(tmp_path)
+    example_cache(here / ".cache")
     done = hubdiff("check", "--output", "out/check.md", "--summary", "summary.md", cwd=here,
                    endpoint=example_hub.endpoint)  # fmt: skip
     assert done.returncode == 0 and done.stdout == ""

@@ -4,6 +4,8 @@ Every expected value is written out as the arithmetic that produces it from the 
 published description, not copied from hubdiff's output.
 """
 
+import shutil
+
 import pytest
 
 from hubdiff._metrics import MetricsOptions, compute_metrics
@@ -13,8 +15,10 @@ from hubdiff.units import human_count
 
 
 @pytest.fixture(scope="module")
-def snapshots(example_hub, tmp_path_factory):
-    sources = Sources(HubSettings(endpoint=example_hub.endpoint), SnapshotCache(tmp_path_factory.mktemp("c")))
+def snapshots(example_hub, _example_cache_seed, tmp_path_factory):
+    cache = tmp_path_factory.mktemp("c")
+    shutil.copytree(_example_cache_seed, cache, dirs_exist_ok=True)  # read once for the session
+    sources = Sources(HubSettings(endpoint=example_hub.endpoint), SnapshotCache(cache))
     return {
         repo.split("/")[1]: sources.open(parse_source(repo))
         for repo in ("zai-org/GLM-5", "zai-org/GLM-5.3", "zai-org/GLM-5.3-Flash")

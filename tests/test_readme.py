@@ -47,14 +47,14 @@ def test_the_example_folders_are_what_make_writes(tmp_path):
         assert not mismatch and not errors, name
 
 
-def test_every_readme_command_runs_as_written(example_hub, tmp_path, monkeypatch, capsys):
+def test_every_readme_command_runs_as_written(example_hub, example_cache, tmp_path, monkeypatch, capsys):
     commands = readme_commands()
     assert len(commands) >= 15 and all(c[0] == "hubdiff" for c in commands)
     for folder in ("baselines", "examples"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_ENDPOINT", example_hub.endpoint)
-    monkeypatch.setenv("HUBDIFF_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HUBDIFF_CACHE", str(example_cache(tmp_path / "cache")))
     expected = {"diff": 1}  # two sources that differ; everything else finds nothing wrong
     for argv in commands:
         code = main(argv[1:])

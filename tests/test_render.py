@@ -119,8 +119,10 @@ def test_large_diff_fits_one_comment(hub, tmp_path):
     assert "more in the full report (reports/big.md)" in comment
 
 
-def test_example_reports_match_their_snapshots(example_hub, tmp_path):
-    sources = Sources(HubSettings(endpoint=example_hub.endpoint), SnapshotCache(tmp_path / "c"))
+def test_example_reports_match_their_snapshots(example_hub, example_cache, tmp_path):
+    sources = Sources(
+        HubSettings(endpoint=example_hub.endpoint), SnapshotCache(example_cache(tmp_path / "c"))
+    )
     seed = run_diff("zai-org/GLM-5.3", "zai-org/GLM-5.3-Flash", sources, MetricsOptions(kv_dtype="fp8"))
     assert_snapshot("glm-5.3-vs-flash.md", render(seed))
     assert_snapshot(
