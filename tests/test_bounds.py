@@ -117,7 +117,7 @@ def test_four_times_the_names_cost_well_under_sixteen_times(shape):
     no Python-level count sees them, so this compares CPU time, with generous bounds: under 10x, plus
     50 ms for a base too small to time."""
     rows = _SHAPES[shape]
-    small, large = rows(3_000), rows(12_000)
+    small, large = rows(2_000), rows(8_000)
     assert len({r[0] for r in large}) == len(large)
     base = _cpu_seconds(lambda: _group_in_four_shards(small))
     four = _cpu_seconds(lambda: _group_in_four_shards(large))
