@@ -334,6 +334,9 @@ class ArchConfig:
     resolved_vision: dict[str, Any] | None = None
     reader: str = "read from config keys"
     read_keys: set[str] = field(default_factory=set, compare=False, repr=False)
+    # what each lookup found: counting a 200,000-tensor repo asks the same few keys some million times.
+    # Never passed on by dataclasses.replace (init=False); the config dicts are not changed after reading
+    _found: dict[tuple[str, ...], Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
     def read(cls, raw: dict[str, Any], *, use_transformers: bool = True) -> ArchConfig:
@@ -360,6 +363,15 @@ class ArchConfig:
                 return nested
         return self.raw
 
+    def _first_set(self, keys: tuple[str, ...]) -> Any:
+        raw_text = self.raw_text
+        parts = [raw_text.get(k) for k in BLOCK_PARTS]
+        for source in (self.text, self.raw, *(p for p in parts if isinstance(p, dict))):
+            for key in keys:
+                if source.get(key) is not None:
+                    return source[key]
+        return None
+
     @property
     def text(self) -> dict[str, Any]:
         return self.resolved_text if self.resolved_text is not None else self.raw_text
@@ -377,12 +389,11 @@ class ArchConfig:
     def get(self, *keys: str, default: Any = None) -> Any:
         """The first of ``keys`` set (not None) in the text config, then the top level."""
         self.read_keys.update(keys)
-        parts = [self.raw_text.get(k) for k in BLOCK_PARTS]
-        for source in (self.text, self.raw, *(p for p in parts if isinstance(p, dict))):
-            for key in keys:
-                if source.get(key) is not None:
-                    return source[key]
-        return default
+        try:
+            found = self._found[keys]
+        except KeyError:
+            found = self._found[keys] = self._first_set(keys)
+        return default if found is None else found
 
     def number(self, *keys: str, default: int | None = None) -> int | None:
         value = _num(self.get(*keys))
