@@ -9,6 +9,7 @@ must say so (``unverified``) instead of passing a confident number.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -99,11 +100,13 @@ KV_CORRECTIONS = {
 }
 
 
+@functools.cache  # read at collection by every worker, then by the tests: once each (nothing writes to them)
 def _load(model: str) -> tuple[dict[str, Any], dict[str, Any]]:
     folder = CORPUS / model
-    return json.loads((folder / "config.json").read_text()), yaml.safe_load(
-        (folder / "source.yaml").read_text()
+    source = yaml.load(
+        (folder / "source.yaml").read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     )
+    return json.loads((folder / "config.json").read_text()), source
 
 
 def metrics_of(config: dict[str, Any], reader: str = "auto") -> Metrics:
