@@ -334,9 +334,12 @@ class ArchConfig:
     resolved_vision: dict[str, Any] | None = None
     reader: str = "read from config keys"
     read_keys: set[str] = field(default_factory=set, compare=False, repr=False)
-    # what each lookup found: counting a 200,000-tensor repo asks the same few keys some million times.
-    # Never passed on by dataclasses.replace (init=False); the config dicts are not changed after reading
-    _found: dict[tuple[str, ...], Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # what each lookup found: counting a 200,000-tensor repo asks the same few keys a million times.
+        # Not a field (the cache stores fields, dataclasses.replace copies them); the config dicts are
+        # not changed after reading
+        object.__setattr__(self, "_found", {})
 
     @classmethod
     def read(cls, raw: dict[str, Any], *, use_transformers: bool = True) -> ArchConfig:
@@ -389,10 +392,11 @@ class ArchConfig:
     def get(self, *keys: str, default: Any = None) -> Any:
         """The first of ``keys`` set (not None) in the text config, then the top level."""
         self.read_keys.update(keys)
+        found_by_keys: dict[tuple[str, ...], Any] = self._found  # type: ignore[attr-defined]
         try:
-            found = self._found[keys]
+            found = found_by_keys[keys]
         except KeyError:
-            found = self._found[keys] = self._first_set(keys)
+            found = found_by_keys[keys] = self._first_set(keys)
         return default if found is None else found
 
     def number(self, *keys: str, default: int | None = None) -> int | None:
