@@ -138,16 +138,20 @@ SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
 
 
 def slow_tests() -> frozenset[str]:
-    """``tests/slow_tests.txt``'s node ids (parameters left off): the tests the quick loop leaves out."""
+    """``tests/slow_tests.txt``'s node ids (parameters left off) and whole modules: what the quick loop
+    leaves out."""
     lines = SLOW_TESTS.read_text().splitlines()
     return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks the slow tests, and runs them first: a minute-long test started last would leave the other
+    workers idle at the end of the run, while quick ones fill the gaps whenever they come."""
     slow = slow_tests()
     for item in items:
-        if item.nodeid.split("[")[0] in slow:
+        if item.nodeid.split("[")[0] in slow or item.nodeid.split("::")[0] in slow:  # a test, or its module
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: file order kept within
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: `pytest -p no:xdist` knows no such hook

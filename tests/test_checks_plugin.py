@@ -62,7 +62,7 @@ def test_ids_are_readable_and_embedded_baselines_pass(example_hub, tmp_path):
 
 
 def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, example_cache, tmp_path):
-    example_cache(tmp_path / "cache")  # read cold in the test above: here, what follows a read
+    example_cache(tmp_path / "cache")  # what follows a read (the ids test above reads cold)
 
     def wrong(data):
         data["repos"]["zai-org/GLM-5.3-Flash"]["claims"]["kv_bytes_per_token"] = "5.0 KB"
