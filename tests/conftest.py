@@ -72,30 +72,17 @@ def example_hub() -> Iterator[HubReplica]:
 
 @pytest.fixture(scope="session")
 def _example_cache_seed(example_hub: HubReplica, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example repos read once per run: a cold read of them is some 1,700 requests and seconds of
-    CPU, which tests about what comes after the read (claims, reports, updates) need not pay again.
-    The first worker to ask reads them from its replica into a folder all workers share (under a file
-    lock); the others copy it under their own replica's endpoint (every replica of the example repos
-    serves the same commits). The cold read itself is tested where it is the point (test_compare,
-    test_checks_plugin's ids test, the demo tests)."""
-    from filelock import FileLock
-
+    """The example repos read once per worker: a cold read of them is some 1,700 requests and a few
+    seconds of CPU, which tests about what comes after the read (claims, reports, updates) need not
+    pay again. The cold read itself is tested where it is the point (test_compare, test_first_hour)."""
     from hubdiff._source import Sources
     from hubdiff._source.spec import parse_source
     from hubdiff.testing.example import example_specs
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the run's, not a worker's
-    read = shared / "example-cache-read"
-    with FileLock(shared / "example-cache-read.lock"):
-        if not (read / "endpoint").exists():
-            sources = Sources(HubSettings(endpoint=example_hub.endpoint), SnapshotCache(read / "cache"))
-            for spec in example_specs():
-                sources.open(parse_source(spec.repo_id))
-            (read / "endpoint").write_text(example_hub.endpoint)
     root = tmp_path_factory.mktemp("example-cache")
-    origin = SnapshotCache(read / "cache", (read / "endpoint").read_text()).base
-    shutil.copytree(origin, SnapshotCache(root, example_hub.endpoint).base)
+    sources = Sources(HubSettings(endpoint=example_hub.endpoint), SnapshotCache(root))
+    for spec in example_specs():
+        sources.open(parse_source(spec.repo_id))
     return root
 
 
