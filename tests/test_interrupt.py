@@ -90,3 +90,32 @@ def test_ctrl_c_while_shutting_down_is_one_line_and_130():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stdout, result.stderr) == (130, "", "hubdiff: interrupted\n")
+
+
+@pytest.mark.parametrize("where", ["caught by main", "caught at the entry"])
+def test_an_interrupt_inside_generated_code_is_still_130(tmp_path, where):
+    """dataclasses and namedtuple build their methods with exec. CPython marks an interrupt that
+    leaves such code as unhandled and, under ``python -m``, ends the process by SIGINT (-2 to its
+    parent) although the interrupt was handled. Run as ``-m``, as ``python -m hubdiff`` is."""
+    raised = "exec('raise KeyboardInterrupt')"
+    body = (
+        f"    try:\n        {raised}\n    except KeyboardInterrupt:\n"
+        "        print('hubdiff: interrupted', file=sys.stderr)\n        return 130\n"
+        if where == "caught by main"
+        else f"    {raised}\n"
+    )
+    (tmp_path / "interrupted_run.py").write_text(
+        "import sys\n"
+        "from hubdiff import _entry, cli\n"
+        f"def main():\n{body}"
+        "cli.run = main\n"
+        "sys.exit(_entry.run())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "interrupted_run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "hubdiff: interrupted\n")

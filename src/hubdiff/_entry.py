@@ -24,6 +24,15 @@ def _end_now(signum: int, frame: Any) -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
+def _forget_unhandled_interrupt() -> None:
+    """CPython marks a KeyboardInterrupt that leaves code run by ``exec`` of a string as unhandled,
+    even when a caller catches it, and at exit kills the process with SIGINT instead of exiting with
+    its code (``run_eval_code_obj`` in Python/pythonrun.c). dataclasses build their methods with
+    ``exec``, so a Ctrl-C during a lazy import of a module that defines one made a handled interrupt
+    exit by signal (-2 to a parent, not 130). Each ``exec`` of a string clears the mark on entry."""
+    exec("")
+
+
 def run() -> int:
     """The ``hubdiff`` script and ``python -m hubdiff``."""
     sigint = hasattr(signal, "SIGINT")
@@ -38,6 +47,8 @@ def run() -> int:
     except KeyboardInterrupt:  # between the handlers and main's own, or in its error handling
         print(INTERRUPTED, file=sys.stderr)
         code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED:
+        _forget_unhandled_interrupt()
     if sigint:
         signal.signal(signal.SIGINT, _end_now)  # threads joined and streams flushed at exit
     return code
