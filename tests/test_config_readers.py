@@ -77,7 +77,10 @@ def test_key_reader_agrees_or_says_it_is_unsure(model: str) -> None:
 
 def test_snapshot_does_not_import_transformers() -> None:
     """A snapshot needs no config classes: the 1-2 s import is paid only when metrics are asked for."""
-    code = "import sys, hubdiff.cli, hubdiff.snapshot, hubdiff._source;print('transformers' in sys.modules)"
+    code = (
+        "import sys, hubdiff.cli.snapshot, hubdiff.cli.metrics, hubdiff.snapshot, hubdiff._source;"
+        "print('transformers' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     assert importlib.util.find_spec("transformers") is not None

@@ -1,6 +1,6 @@
 """How serving is asked for, apart from the rules that answer: ``ServingOptions``, and the figure names
 that carry them (``tokens_that_fit@tp8,80GB``); the flags of ``metrics``, ``diff`` and ``baseline init``
-that fill them are ``hubdiff.serving_args``.
+that fill them are ``hubdiff.cli._serving_flags``.
 
 A run without --tp, --ep, --pp or --gpu-memory, and a check whose baselines name no serving figure,
 never imports ``serving`` (~7 ms of a warm run, which is otherwise little more than the interpreter

@@ -4,6 +4,7 @@ folder (inside it only). The listing is the snapshot's: a file it does not have 
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,10 +36,15 @@ class _Folder:
 
 class _Hub:
     def __init__(self, sources: Sources, repo: str, sha: str) -> None:
+        self.sources, self.repo, self.sha = sources, repo, sha
+
+    @cached_property
+    def reader(self) -> Any:
+        """Built at the first file asked for: a release with none (and a warm check of it) never
+        imports the Hub client (~0.3 s)."""
         from .._source.hub import HubReader
 
-        self.reader = HubReader(sources.settings, sources.cache)
-        self.repo, self.sha = repo, sha
+        return HubReader(self.sources.settings, self.sources.cache)
 
     def read(self, path: str, limit: int) -> bytes:
         return self.reader._get(self.repo, self.sha, path, limit)[0]

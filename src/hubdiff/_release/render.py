@@ -15,9 +15,8 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
-
-from . import render_child
 
 RENDER_SECONDS = 10.0  # a real template renders the four conversations in ~0.1 s, the child starts in ~0.1 s
 RENDER_CPU_S = 8
@@ -124,7 +123,8 @@ def render_template(
         "memory": RENDER_MEMORY,
         "cpu_s": RENDER_CPU_S,
     }
-    code = f"import runpy; runpy.run_path({render_child.__file__!r}, run_name='__main__')"
+    child = Path(__file__).with_name("render_child.py")  # run by path: jinja2 is the child's alone
+    code = f"import runpy; runpy.run_path({str(child)!r}, run_name='__main__')"
     try:
         proc = subprocess.Popen(
             [sys.executable, "-I", "-c", code],

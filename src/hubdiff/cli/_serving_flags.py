@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ._metrics.serving_options import (
+from .._metrics.serving_options import (
     DEFAULT_BATCHED_TOKENS,
     DEFAULT_GPU_CLASS,
     DEFAULT_UTILIZATION,
@@ -17,7 +17,7 @@ from ._metrics.serving_options import (
     checked_options,
     parse_memory,
 )
-from .errors import UsageError
+from ..errors import UsageError
 
 
 def add_arguments(parser: Any) -> None:

@@ -1,31 +1,35 @@
-"""``hubdiff snapshot`` and ``hubdiff metrics`` on a GGUF release (a Hub repo or a folder of ``.gguf``
+"""``hubdiff snapshot``, ``metrics`` and ``diff`` on a GGUF release (a Hub repo or a folder of ``.gguf``
 files without safetensors weights): the headers read by range, the figures of ``_metrics.gguf``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import errors
-from ._source import parse_source
+from .. import errors
+from .._files import atomic_write_text
+from .._source import parse_source
+from ..visible import printable_json, printable_lines
+from ._cli_utils import sources_from
 
 if TYPE_CHECKING:
-    from ._metrics.gguf_kv import KVSettings
-    from ._source.gguf_read import GGUFRelease
+    from .._metrics.gguf_kv import KVSettings
+    from .._source.gguf_read import GGUFRelease
 
 
 def is_local_gguf(args: argparse.Namespace, text: str | None = None) -> bool:
     """The source (or ``text``) is a folder hubdiff reads as GGUF (checked before the safetensors path)."""
-    from ._source.gguf_read import local_gguf_folder
+    from .._source.gguf_read import local_gguf_folder
 
     spec = parse_source(args.source if text is None else text)
     return spec.kind == "local" and local_gguf_folder(spec.target)
 
 
-def hub_gguf_instead(exc: errors.SourceError, args: argparse.Namespace) -> bool:
+def hub_gguf_instead(exc: errors.SourceError) -> bool:
     """The safetensors path stopped at a Hub repo of ``.gguf`` files (``gguf_read.GGUFRepo``)."""
-    from ._source.gguf_read import GGUFRepo
+    from .._source.gguf_read import GGUFRepo
 
     return isinstance(exc, GGUFRepo)
 
@@ -35,8 +39,7 @@ def read_release(
 ) -> GGUFRelease:
     """The release ``args.source`` (or ``text``) names; ``found`` is the ``GGUFRepo`` a Hub read stopped
     at (its model info is used again, not asked for twice)."""
-    from ._source.gguf_read import GGUFRepo, load_hub_gguf, load_local_gguf
-    from .cli import sources_from
+    from .._source.gguf_read import GGUFRepo, load_hub_gguf, load_local_gguf
 
     spec = parse_source(args.source if text is None else text)
     if spec.kind == "local":
@@ -48,7 +51,7 @@ def read_release(
 
 def kv_settings(args: argparse.Namespace) -> KVSettings:
     """``metrics``' --kv-dtype and --context as llama.cpp's cache type and n_ctx (n_seq 1, n_ubatch 512)."""
-    from ._metrics.gguf_kv import KVSettings, KVUsage, kv_type
+    from .._metrics.gguf_kv import KVSettings, KVUsage, kv_type
 
     dtype = getattr(args, "kv_dtype", None) or "f16"
     try:
@@ -63,13 +66,12 @@ def kv_settings(args: argparse.Namespace) -> KVSettings:
 
 def run(args: argparse.Namespace, command: str, found: errors.SourceError | None = None) -> int:
     """Print the release as ``command`` shows it; the exit code."""
-    from ._metrics.gguf import release_json, release_text
-    from .visible import printable_json, printable_lines
+    from .._metrics.gguf import release_json, release_text
 
     kv = kv_settings(args) if command == "metrics" else None
     release = read_release(args, found)
     with errors.reading(release.source, release.sha or None):
-        if args.json:
+        if args.format == "json":
             text = (
                 json.dumps(release_json(release, with_tensors=command == "snapshot", kv=kv), sort_keys=True)
                 + "\n"
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace, command: str, found: errors.SourceError | None
 
 def gguf_side(exc: errors.SourceError, text: str) -> bool:
     """The safetensors path stopped at a Hub repo of ``.gguf`` files, and that repo is ``text``'s."""
-    from ._source.gguf_read import GGUFRepo
+    from .._source.gguf_read import GGUFRepo
 
     return isinstance(exc, GGUFRepo) and exc.where == parse_source(text).target
 
@@ -90,14 +92,9 @@ def gguf_side(exc: errors.SourceError, text: str) -> bool:
 def run_diff(args: argparse.Namespace, found: errors.SourceError | None = None) -> int:
     """``hubdiff diff SOURCE GGUF``: the safetensors release ``args.old`` against every variant of the
     GGUF release ``args.new`` (``_compare.gguf_diff``); 1 when a variant differs."""
-    from pathlib import Path
-
-    from ._compare.gguf_diff import compare_variant, diff_text
-    from ._files import atomic_write_text
-    from ._metrics.gguf import variants
-    from ._release.read import release_of
-    from .cli import sources_from
-    from .visible import printable_json, printable_lines
+    from .._compare.gguf_diff import compare_variant, diff_text
+    from .._metrics.gguf import variants
+    from .._release.read import release_of
 
     sources = sources_from(args)
     snapshot = sources.open(parse_source(args.old))

@@ -1,0 +1,32 @@
+"""``hubdiff check``: the Hub's current state against the baselines."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..jobs import run_check
+from ._cli_utils import (
+    baseline_args,
+    baseline_paths,
+    describe,
+    emit,
+    hub_access,
+    report_options,
+    sources_from,
+)
+
+
+def register(name: str, parser: argparse.ArgumentParser) -> None:
+    describe(
+        parser,
+        "For every repo of every baseline: read its tracked revision, compare it with what was "
+        "recorded, and check every claim at the precision it is stated in.",
+    )
+    baseline_args(parser)
+    report_options(parser)
+    hub_access(parser)
+    parser.set_defaults(func=cmd_check)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    return emit(run_check(baseline_paths(args), sources_from(args)), args)
