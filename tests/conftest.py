@@ -27,12 +27,6 @@ os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # a closed port: nothing may f
 # suite's own processes write their caches (__pycache__/, git-ignored) as an ordinary Python would.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-# hubdiff hides torch from transformers (config classes need none; the import costs seconds) unless the
-# process already has it. The meta-device oracle (test_oracle.py) needs transformers to see torch, so a
-# test session imports it first when it is installed.
-with contextlib.suppress(ImportError):
-    import torch  # noqa: F401
-
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -166,3 +160,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
         return None
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return cpus + 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """hubdiff hides torch from transformers (config classes need none; the import costs seconds) unless
+    the process already has it. The meta-device oracle (test_oracle.py) needs transformers to see torch,
+    so a process that runs tests imports it first, before any test module is collected, when it is
+    installed. xdist's controller runs none: it skips the 3 s, which every worker waits for."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401
