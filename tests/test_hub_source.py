@@ -221,6 +221,8 @@ NOT_WARM = (
     "hubdiff._metrics.estimate",
     "hubdiff._metrics.unverified",
     "hubdiff._metrics.serving",
+    "hubdiff._source.gguf_read",  # a Hub source is found to be GGUF by its read, not before it
+    "hubdiff._source.hub",  # the cold reader, on huggingface_hub's client
 )
 
 

@@ -20,11 +20,14 @@ if TYPE_CHECKING:
 
 
 def is_local_gguf(args: argparse.Namespace, text: str | None = None) -> bool:
-    """The source (or ``text``) is a folder hubdiff reads as GGUF (checked before the safetensors path)."""
+    """The source (or ``text``) is a folder hubdiff reads as GGUF (checked before the safetensors path).
+    A Hub source is told by the read itself (``hub_gguf_instead``): the GGUF reader is not imported."""
+    spec = parse_source(args.source if text is None else text)
+    if spec.kind != "local":
+        return False
     from .._source.gguf_read import local_gguf_folder
 
-    spec = parse_source(args.source if text is None else text)
-    return spec.kind == "local" and local_gguf_folder(spec.target)
+    return local_gguf_folder(spec.target)
 
 
 def hub_gguf_instead(exc: errors.SourceError) -> bool:
