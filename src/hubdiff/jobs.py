@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._baseline import Baseline, RepoBaseline, load_baseline
 from ._compare import Comparison, Side, compare
@@ -24,6 +24,12 @@ from ._threads import each_in_threads
 from .errors import HubdiffError, SourceError, internal_error, reading
 from .results import KVVariant, RepoResult, Report
 from .snapshot import Snapshot
+from .units import human_bytes
+
+if TYPE_CHECKING:
+    from ._compare.gguf_diff import VariantDiff
+    from ._metrics.gguf import Variant
+    from ._source.hub_answers import RepoInfo
 
 
 def _side(sources: Sources, spec: SourceSpec, options: MetricsOptions, listed: str | None = None) -> Side:
@@ -290,6 +296,81 @@ def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, ti
         family=baseline.family,
         release=release,
     )
+
+
+def quantized_copy(baseline: Baseline, repo: str, info: RepoInfo, sources: Sources) -> RepoResult | None:
+    """A repo of GGUF files whose card says it is a quantized copy of a repo this family pins
+    (``base_model`` naming it, ``base_model_relation: quantized``: what lists it under the source's
+    "Quantizations" on the Hub): each variant read by header, its model info not asked again, and set
+    against the tensors the baseline recorded for the source. None: not such a repo.
+
+    A baseline cannot pin a GGUF file yet, so the copy is reported on every run and never fails it. A
+    copy whose headers cannot be read is the publisher's to fix: it is skipped, saying why."""
+    from ._source.gguf_read import is_gguf_listing
+
+    pinned = {r.repo.lower(): r for r in baseline.repos}
+    named = (pinned.get(name.lower()) for name in info.card.base_models)
+    source = next((r for r in named if r is not None), None)
+    if info.card.base_model_relation != "quantized" or source is None or not is_gguf_listing(info.sizes):
+        return None
+    from ._compare.gguf_diff import compare_variant
+    from ._metrics.gguf import variants
+    from ._source.gguf_read import load_hub_gguf
+
+    title = f"{repo}@{info.sha[:12]}"
+    try:
+        release = load_hub_gguf(sources.settings, repo, info.sha, info)
+        with reading(str(baseline.path), None, None):
+            snapshot = source.expected_snapshot()
+        with reading(repo, info.sha, None):
+            found = [(v, compare_variant(snapshot, v)) for v in variants(release) if v.parameters]
+        if not found:
+            raise SourceError(repo, info.sha, None, "no GGUF file holds tensors")
+    except Exception as exc:
+        note = f"a GGUF copy of {source.repo} that could not be read ({failure(exc)})"
+        return RepoResult(title, baseline=baseline.path, kind="skipped", note=note, family=baseline.family)
+    return RepoResult(
+        title,
+        baseline=baseline.path,
+        kind="quantized copy",
+        note=_copy_note(found),
+        sibling=source.repo,
+        family=baseline.family,
+    )
+
+
+def _copy_note(found: list[tuple[Variant, VariantDiff]]) -> str:
+    """Each variant's files, bytes and bits per weight, then how its tensors stand to the source's."""
+    parts = []
+    for variant, _ in found:
+        files = f"{len(variant.files)} file" + ("s" if len(variant.files) > 1 else "")
+        problems = f"; {'; '.join(variant.problems)}" if variant.problems else ""
+        parts.append(
+            f"{variant.name} ({files}, {human_bytes(variant.tensor_bytes)}, "
+            f"{variant.bits_per_weight:.2f} bits per weight{problems})"
+        )
+    differing = [d for _, d in found if d.differs]
+    source_parameters = found[0][1].source_parameters
+    if differing:
+        counts = ", ".join(
+            f"{n} {what}"
+            for n, what in (
+                (len(differing[0].missing), "missing"),
+                (len(differing[0].reshaped), "reshaped"),
+                (len(differing[0].unmapped), "not mapped"),
+                (sum(1 for *_, why in differing[0].only_gguf if not why), "only in the GGUF"),
+            )
+            if n
+        )
+        tensors = (
+            f"tensors differ from the source's in {differing[0].name} ({counts}; hubdiff diff names them)"
+        )
+    else:
+        dropped = sorted({why for _, d in found for _, _, why in d.dropped})
+        tensors = f"every tensor matches the source's ({source_parameters:,} parameters" + (
+            f"; left out as converters do: {', '.join(dropped)})" if dropped else ")"
+        )
+    return "; ".join(parts) + "; " + tensors
 
 
 # Repos checked side by side: each mostly waits on the Hub (one request when unchanged), and four at

@@ -15,7 +15,10 @@ from ._metrics import MetricsOptions
 from ._release.diff import ReleaseDiff
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE
 
-NOTICES = ("vanished", "gated", "disabled", "renamed", "skipped")  # watch results that are not a comparison
+# watch results that are not a comparison
+NOTICES = ("vanished", "gated", "disabled", "renamed", "skipped", "quantized copy")
+# reported on every run and never a failure: there is nothing a baseline could record of them
+INFORMATIONAL = ("skipped", "quantized copy")
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,6 @@ class Report:
         unread = ("vanished", "gated", "disabled") if self.kind != "watch" else ()
         if any(r.error or r.kind in unread for r in self.results):
             return EXIT_SOURCE
-        if any(r.status not in ("ok", "skipped") for r in self.results):
+        if any(r.status not in ("ok", *INFORMATIONAL) for r in self.results):
             return EXIT_CHANGED
         return EXIT_OK

@@ -24,8 +24,8 @@ from ._baseline.store import edit
 from ._source import Sources
 from ._source.hub import HubReader, ListedRepo
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, BaselineError, SourceError, UsageError, WriteError
-from .jobs import check_release, check_repo, failed, failure
-from .results import NOTICES, RepoResult, Report
+from .jobs import check_release, check_repo, failed, failure, quantized_copy
+from .results import INFORMATIONAL, NOTICES, RepoResult, Report
 from .visible import printable_lines
 
 MAX_ANNOTATIONS = 10
@@ -67,7 +67,7 @@ class WatchOutcome:
             r
             for f, rs in self.results.items()
             for r in rs
-            if r.status != "skipped" and _repo_of(r) not in self.updated.get(f, [])
+            if r.status not in INFORMATIONAL and _repo_of(r) not in self.updated.get(f, [])
         ]
         broken = [r for r in self._all() if r.broken_claims]
         return EXIT_CHANGED if pending or broken else EXIT_OK
@@ -174,9 +174,15 @@ def _release_or_notice(
         reason = "private: not proposed (a pull request would make its name and figures public)"
     else:
         try:
-            reason = skip_reason(reader.resolve(repo, listed.sha).sizes)
+            info = reader.resolve(repo, listed.sha)
+            reason = skip_reason(info.sizes)
         except SourceError as exc:
             reason = exc.problem if exc.access else f"could not be read ({failure(exc)})"
+        else:
+            if reason is not None:  # nothing to compare: unless it is a GGUF copy of a pinned repo
+                copy = quantized_copy(baseline, repo, info, sources)
+                if copy is not None:
+                    return copy
     if reason is None:
         result = check_release(baseline, repo, listed.sha, sources)
         if result.kind == "new release" and not result.error:

@@ -127,6 +127,8 @@ def headlined(report: Report) -> Report:
 def headline(result: RepoResult) -> str:
     if result.error:
         return f"{result.title}: could not be read ({result.error})"
+    if result.kind == "quantized copy":  # the note says what each variant holds
+        return f"{result.title}: a GGUF quantized copy of {result.sibling} (so its card says): {result.note}."
     if result.kind == "renamed":  # the note says "old → new"
         return f"{result.title}: renamed: {result.note}."
     if result.kind in NOTICE_WORDING:

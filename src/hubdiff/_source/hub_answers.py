@@ -5,7 +5,7 @@ wrong shape is a ``JSONProblem``, never an exception from deep inside."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,16 +20,42 @@ _DTYPE = re.compile(r"[A-Z0-9_]{1,16}")
 
 
 @dataclass(frozen=True)
+class ModelCard:
+    """What hubdiff uses of a model card's metadata (the Hub's ``cardData``, the README's YAML header):
+    the repos it says it was made from and how. ``base_model_relation: quantized`` is what puts a repo
+    under its source's "Quantizations" on the Hub's model tree; a card without it says nothing certain."""
+
+    base_models: tuple[str, ...] = ()
+    base_model_relation: str | None = None
+
+
+MAX_BASE_MODELS = 16  # a merge names a few; more is not a card hubdiff reads
+
+
+@dataclass(frozen=True)
 class RepoInfo:
     """What hubdiff uses of the Hub's model info, checked: the commit, its date, the files and their
-    sizes, the name the Hub answers under (its ``id``: the new name of a repo read through a rename)
-    and whether the Hub has disabled it."""
+    sizes, the name the Hub answers under (its ``id``: the new name of a repo read through a rename),
+    whether the Hub has disabled it, and what its card says it was made from."""
 
     sha: str
     last_modified: str | None
     sizes: dict[str, int | None]
     repo_id: str | None = None
     disabled: bool = False
+    card: ModelCard = field(default_factory=ModelCard)
+
+
+def model_card(data: Any) -> ModelCard:
+    """``cardData`` read leniently: a card is its author's free text, so a field of another shape is not
+    a malformed answer, only one that says nothing here."""
+    if not isinstance(data, dict):
+        return ModelCard()
+    base = data.get("base_model")
+    names = [base] if isinstance(base, str) else base if isinstance(base, list) else []
+    usable = tuple(n for n in names[:MAX_BASE_MODELS] if isinstance(n, str) and _usable_id(n))
+    relation = data.get("base_model_relation")
+    return ModelCard(usable, relation if isinstance(relation, str) and relation.isidentifier() else None)
 
 
 @dataclass(frozen=True)
@@ -84,7 +110,12 @@ def repo_info(data: Any) -> RepoInfo:
     named = data.get("id")
     disabled = data.get("disabled") is True
     return RepoInfo(
-        sha, date, sizes, named if isinstance(named, str) and _usable_id(named) else None, disabled
+        sha,
+        date,
+        sizes,
+        named if isinstance(named, str) and _usable_id(named) else None,
+        disabled,
+        model_card(data.get("cardData")),
     )
 
 

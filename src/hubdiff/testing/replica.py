@@ -31,6 +31,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
+import yaml
+
 from .specs import CommitSpec, RepoSpec, VirtualFile, commit_sha, materialise
 
 
@@ -814,6 +816,9 @@ class _Handler(BaseHTTPRequestHandler):
                     fields["private"] = repo.private
                 elif name == "disabled":
                     fields["disabled"] = repo.disabled
+                elif name == "cardData":
+                    if (card := _card_data(commit)) is not None:
+                        fields["cardData"] = card
                 else:
                     return self._error(400, "BadRequest", f"unknown expand property {name}")
             return self._json(fields)
@@ -843,6 +848,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "disabled": repo.disabled,
                 "tags": [],
                 "siblings": siblings,
+                **({"cardData": card} if (card := _card_data(commit)) is not None else {}),
             }
         )
 
@@ -1021,3 +1027,19 @@ def _rate_headers(hub: HubReplica, bucket: str, left: int, reset: int) -> dict[s
         "RateLimit": f'"{bucket}";r={left};t={reset}',
         "RateLimit-Policy": f'"fixed window";"{bucket}";q={quota};w={math.ceil(window)}',
     }
+
+
+def _card_data(commit: _Commit) -> dict[str, Any] | None:
+    """The Hub's ``cardData``: the YAML header of the revision's README.md (between its first two
+    ``---`` lines), as model info gives it; no README or no header, no field (hub-docs model-cards.md)."""
+    readme = commit.files.get("README.md")
+    if readme is None:
+        return None
+    text = readme.head.decode("utf-8", "replace")
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---", 4)
+    if end < 0:
+        return None
+    data = yaml.safe_load(text[4:end])
+    return data if isinstance(data, dict) else None

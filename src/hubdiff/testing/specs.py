@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import product
@@ -67,7 +67,7 @@ def load_census(text: str) -> list[TensorTriple]:
 class CommitSpec:
     """One commit: small files by content, weights by census, split over ``shards`` files."""
 
-    files: dict[str, bytes]
+    files: Mapping[str, bytes | VirtualFile]  # a VirtualFile: a large file of which the head is stored
     tensors: list[TensorTriple] = field(default_factory=list)
     shards: int = 1
     folder: str = ""  # weights (and their index) live in this subfolder
@@ -139,7 +139,10 @@ def _tensor_bytes(t: TensorTriple) -> int:
 
 def materialise(spec: CommitSpec) -> dict[str, VirtualFile]:
     """The commit's files: small ones as they are, weights as virtual shards plus their index."""
-    files = {path: VirtualFile(content, len(content), False) for path, content in spec.files.items()}
+    files = {
+        path: content if isinstance(content, VirtualFile) else VirtualFile(content, len(content), False)
+        for path, content in spec.files.items()
+    }
     if not spec.tensors:
         return files
     ordered = sorted(spec.tensors, key=lambda t: _natural_key(t[0]))
@@ -216,7 +219,8 @@ def quantized_copy(
             tensors.append((f"{stem}.weight_scale", "F8_E4M3", (shape[0], shape[1] // 16)))
             tensors += [(f"{stem}.weight_scale_2", "F32", ()), (f"{stem}.input_scale", "F32", ())]
     files = dict(commit.files)
-    config = json.loads(files["config.json"])
+    raw = files["config.json"]
+    config = json.loads(raw.head if isinstance(raw, VirtualFile) else raw)
     target = config.get("text_config", config)
     quantization = dict(QUANTIZATION_CONFIGS[scheme])
     if scheme == "fp8":
