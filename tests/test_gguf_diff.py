@@ -267,3 +267,78 @@ def test_a_hub_source_against_a_local_gguf(hub, tmp_path):
     result = hubdiff("diff", "acme/Tiny", str(tmp_path / "gguf"), *args)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("acme/Tiny@") and "chat template: same" in result.stdout
+
+
+def _mla_source(folder: Path) -> Path:
+    """One layer of multi-head latent attention with a DSA indexer: 2 heads, q_lora 12, kv_lora 8,
+    qk_nope 4, qk_rope 2, v 3 (kv_b: 2 x (4 + 3) = 14 rows of 8)."""
+    layer = "model.layers.0.self_attn."
+    tensors = [
+        ("model.embed_tokens.weight", "BF16", (64, 16)),
+        (layer + "q_a_proj.weight", "BF16", (12, 16)),
+        (layer + "q_a_layernorm.weight", "BF16", (12,)),
+        (layer + "q_b_proj.weight", "BF16", (2 * 6, 12)),
+        (layer + "kv_a_proj_with_mqa.weight", "BF16", (8 + 2, 16)),
+        (layer + "kv_a_layernorm.weight", "BF16", (8,)),
+        (layer + "kv_b_proj.weight", "BF16", (14, 8)),
+        (layer + "o_proj.weight", "BF16", (16, 2 * 3)),
+        (layer + "indexer.wq_b.weight", "BF16", (8, 12)),
+        (layer + "indexer.wk.weight", "BF16", (4, 16)),
+        (layer + "indexer.k_norm.weight", "BF16", (4,)),
+        (layer + "indexer.k_norm.bias", "BF16", (4,)),
+        (layer + "indexer.weights_proj.weight", "BF16", (2, 16)),
+    ]
+    config = {"model_type": "glm_moe_dsa", "num_hidden_layers": 1, "tie_word_embeddings": True}
+    return _source(folder, tensors, config, None)
+
+
+def _mla_gguf(folder: Path, v_b: tuple[int, ...]) -> None:
+    """The GGUF llama.cpp's converter writes of it: the same names by the glm-dsa map, kv_b split into
+    k_b (heads, kv_lora, nope), the K part transposed, and v_b (heads, v, kv_lora)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    writer = GGUFWriter(folder / "Mla-F32.gguf", "glm-dsa")
+    writer.add_block_count(1)
+    tensors = {
+        "token_embd.weight": (64, 16),
+        "blk.0.attn_q_a.weight": (12, 16),
+        "blk.0.attn_q_a_norm.weight": (12,),
+        "blk.0.attn_q_b.weight": (12, 12),
+        "blk.0.attn_kv_a_mqa.weight": (10, 16),
+        "blk.0.attn_kv_a_norm.weight": (8,),
+        "blk.0.attn_k_b.weight": (2, 8, 4),
+        "blk.0.attn_v_b.weight": v_b,
+        "blk.0.attn_output.weight": (16, 6),
+        "blk.0.indexer.attn_q_b.weight": (8, 12),
+        "blk.0.indexer.attn_k.weight": (4, 16),
+        "blk.0.indexer.k_norm.weight": (4,),
+        "blk.0.indexer.k_norm.bias": (4,),
+        "blk.0.indexer.proj.weight": (2, 16),
+    }
+    for name, shape in tensors.items():
+        writer.add_tensor(name, np.zeros(shape, dtype=np.float32), raw_dtype=Q.F32)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def test_latent_attention_and_the_indexer_map_and_kv_b_is_split_as_the_converter_splits_it(tmp_path):
+    source = _mla_source(tmp_path / "src")
+    _mla_gguf(tmp_path / "gguf", v_b=(2, 3, 8))
+    result = hubdiff("diff", str(source), str(tmp_path / "gguf"), "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (v,) = json.loads(result.stdout)["variants"]
+    # 1,024 + 192 + 12 + 144 + 160 + 8 + 112 + 96 + 96 + 64 + 4 + 4 + 32 elements on both sides
+    assert v["parameters"] == {"source": 1_948, "gguf": 1_948} and not v["missing"] and not v["only_in_gguf"]
+    assert v["types"]["attn_k_b.weight"] == [{"source": "BF16", "gguf": "F32", "tensors": 1}]
+    assert v["types"]["indexer.proj.weight"] == [{"source": "BF16", "gguf": "F32", "tensors": 1}]
+
+
+def test_a_kv_b_split_that_does_not_add_up_is_named(tmp_path):
+    source = _mla_source(tmp_path / "src")
+    _mla_gguf(tmp_path / "gguf", v_b=(2, 3, 6))  # v_b's kv_lora 6, not k_b's and the source's 8
+    result = hubdiff("diff", str(source), str(tmp_path / "gguf"), "--json")
+    assert result.returncode == 1
+    (v,) = json.loads(result.stdout)["variants"]
+    assert v["missing"] == ["blk.0.attn_kv_b.weight"]
+    assert [x["name"] for x in v["only_in_gguf"]] == ["blk.0.attn_k_b.weight", "blk.0.attn_v_b.weight"]

@@ -12,6 +12,11 @@ a run-time one): ``model.embed_tokens`` <-> ``token_embd``, ``lm_head`` <-> ``ou
 the router ``mlp.gate`` <-> ``ffn_gate_inp``, ``e_score_correction_bias`` <-> ``exp_probs_b``, shared
 experts <-> ``ffn_*_shexp`` and every routed expert ``mlp.experts.E.*_proj`` (Mixtral:
 ``block_sparse_moe.experts.E.w1/w3/w2``) stacked into one ``ffn_*_exps`` of (experts, rows, columns).
+Multi-head latent attention (the deepseek2 and glm-dsa maps): ``q_a_proj``, ``q_a_layernorm``, ``q_b_proj``,
+``kv_a_proj_with_mqa``, ``kv_a_layernorm`` <-> ``attn_q_a``, ``attn_q_a_norm``, ``attn_q_b``,
+``attn_kv_a_mqa``, ``attn_kv_a_norm``; ``kv_b_proj`` split by the converter into ``attn_k_b`` and
+``attn_v_b`` (``_split_kv_b``); the DSA indexer's ``k_norm``, ``weights_proj``, ``wk``, ``wq_b`` <->
+``indexer.k_norm``, ``indexer.proj``, ``indexer.attn_k``, ``indexer.attn_q_b``.
 
 Shapes: a GGUF stores dimensions innermost first (ggml's ``ne``); ``TensorInfo.shape`` reverses them,
 so it is compared with the safetensors shape as is. Parameters are elements, which quantization does
@@ -33,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._metrics.gguf import Variant
+from .._source.gguf import TensorInfo
 from ..snapshot import Snapshot, Tensor
 
 _PREFIXES = (
@@ -62,6 +68,18 @@ _RULES: tuple[tuple[str, str], ...] = (
     (_LAYER + r"mlp\.shared_experts?\.up_proj\.(?P<s>weight)", "blk.{n}.ffn_up_shexp.{s}"),
     (_LAYER + r"mlp\.shared_experts?\.down_proj\.(?P<s>weight)", "blk.{n}.ffn_down_shexp.{s}"),
     (_LAYER + r"mlp\.shared_expert_gate\.(?P<s>weight)", "blk.{n}.ffn_gate_inp_shexp.{s}"),
+    # multi-head latent attention (DeepSeek-V2/V3, GLM-5) and the DSA indexer (DeepSeek-V3.2, GLM-5):
+    # TensorNameMap for deepseek2 and glm-dsa. kv_b is split by the converter (``_split_kv_b``)
+    (_LAYER + r"self_attn\.q_a_proj\.(?P<s>weight)", "blk.{n}.attn_q_a.{s}"),
+    (_LAYER + r"self_attn\.q_a_layernorm\.(?P<s>weight)", "blk.{n}.attn_q_a_norm.{s}"),
+    (_LAYER + r"self_attn\.q_b_proj\.(?P<s>weight)", "blk.{n}.attn_q_b.{s}"),
+    (_LAYER + r"self_attn\.kv_a_proj_with_mqa\.(?P<s>weight)", "blk.{n}.attn_kv_a_mqa.{s}"),
+    (_LAYER + r"self_attn\.kv_a_layernorm\.(?P<s>weight)", "blk.{n}.attn_kv_a_norm.{s}"),
+    (_LAYER + r"self_attn\.kv_b_proj\.(?P<s>weight)", "blk.{n}.attn_kv_b.{s}"),
+    (_LAYER + r"self_attn\.indexer\.k_norm\.(?P<s>weight|bias)", "blk.{n}.indexer.k_norm.{s}"),
+    (_LAYER + r"self_attn\.indexer\.weights_proj\.(?P<s>weight)", "blk.{n}.indexer.proj.{s}"),
+    (_LAYER + r"self_attn\.indexer\.wk\.(?P<s>weight)", "blk.{n}.indexer.attn_k.{s}"),
+    (_LAYER + r"self_attn\.indexer\.wq_b\.(?P<s>weight)", "blk.{n}.indexer.attn_q_b.{s}"),
 )
 _NORMS_LLAMA = ((_LAYER + r"post_attention_layernorm\.(?P<s>weight|bias)", "blk.{n}.ffn_norm.{s}"),)
 _NORMS_GEMMA = (
@@ -235,6 +253,15 @@ def compare_variant(snapshot: Snapshot, variant: Variant, template: str | None =
     paired: set[str] = set()
     for p in pairs:
         g = gguf.get(p.gguf)
+        split = _split_kv_b(p, gguf) if g is None else None
+        if split is not None:  # attn_k_b and attn_v_b in its place, as the converter writes them
+            for part in split:
+                paired.add(part.name)
+                group, layer = _group(part.name)
+                out.types.setdefault(group, Counter())[(p.dtype, part.type.name)] += 1
+                if layer is not None:
+                    out.type_layers.setdefault(group, {})[layer] = part.type.name
+            continue
         if g is None:
             why = _expected_drop(p, layers, tied)
             if why:
@@ -268,6 +295,24 @@ def compare_variant(snapshot: Snapshot, variant: Variant, template: str | None =
     gguf_template = variant.metadata.get("tokenizer.chat_template")
     out.template = _templates(template, gguf_template if isinstance(gguf_template, str) else None)
     return out
+
+
+def _split_kv_b(p: Pair, gguf: dict[str, TensorInfo]) -> tuple[TensorInfo, TensorInfo] | None:
+    """MLA's ``kv_b_proj`` (heads x (nope + v), kv_lora) as llama.cpp's converter writes it for the
+    absorbed attention (``DeepseekV2Model.modify_tensors``): ``attn_k_b`` (heads, kv_lora, nope), the K
+    part transposed, and ``attn_v_b`` (heads, v, kv_lora). None unless both are there and together hold
+    exactly the source's rows and columns."""
+    if not p.gguf.endswith(".attn_kv_b.weight") or len(p.shape) != 2:
+        return None
+    k = gguf.get(p.gguf.replace(".attn_kv_b.", ".attn_k_b."))
+    v = gguf.get(p.gguf.replace(".attn_kv_b.", ".attn_v_b."))
+    if k is None or v is None or len(k.shape) != 3 or len(v.shape) != 3:
+        return None
+    (heads, lora, nope), (v_heads, v_dim, v_lora) = k.shape, v.shape
+    rows, columns = p.shape
+    if heads != v_heads or lora != v_lora or lora != columns or heads * (nope + v_dim) != rows:
+        return None
+    return k, v
 
 
 def _more(p: Pair) -> str:
