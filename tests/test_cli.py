@@ -89,8 +89,19 @@ def test_demo_runs_the_whole_loop(tmp_path):
         "zai-org/GLM-5.3: same architecture, parameters equal; weights 1.5 TB → 755.5 GB" in text
     )
     assert "New release in glm-5: zai-org/GLM-5.3-Flash-Lite, compared with zai-org/GLM-5.3-Flash: " in text
-    assert "hubdiff watch: 3 repos checked, 0 changed, 2 new releases, baselines updated: glm-5" in text
-    assert "GGUF" not in text.split("5. ")[1].split("\n", 1)[1]  # excluded: never fetched, never listed
+    assert (
+        "hubdiff watch: 3 repos checked, 0 changed, 2 new releases, 1 quantized copy, baselines updated: glm-5"
+        in text
+    )
+    # the GGUF copy, found through its card: its parameters are the source's main parameters (every
+    # tensor but the MTP layer's, as recorded for zai-org/GLM-5.3 from its safetensors headers below)
+    assert (
+        "zai-org/GLM-5.3-GGUF@" in text
+        and ": a GGUF quantized copy of zai-org/GLM-5.3 (so its card says): GLM-5.3-Q4_K_M (9 files, " in text
+        and "every tensor matches the source's (743,377,019,904 parameters of its 753,329,940,480; left out "
+        "as converters do: MTP layer (index 78 >= num_hidden_layers 78): not converted)."
+        in text
+    )
     added = yaml.safe_load(recorded)["repos"]
     assert (
         added["zai-org/GLM-5.3-FP8"]["metrics"]["main_params"]

@@ -33,7 +33,8 @@ from ._source.cache import SnapshotCache
 from .errors import EXIT_OK
 from .jobs import run_diff
 from .testing.example import EXAMPLE_REPOS, example_dir, example_hub, example_specs
-from .testing.specs import CommitSpec, RepoSpec, load_census, quantized_copy
+from .testing.gguf_head import converted_tensors, gguf_split
+from .testing.specs import CommitSpec, RepoSpec, VirtualFile, load_census, quantized_copy
 from .watch import run_watch
 
 FLASH = "zai-org/GLM-5.3-Flash"
@@ -68,6 +69,49 @@ def _lite_flash() -> CommitSpec:
     return CommitSpec(
         files, tensors, shards=24, title="GLM-5.3-Flash-Lite release", date="2026-11-30T08:00:00.000Z"
     )
+
+
+def _gguf_copy(source: CommitSpec) -> CommitSpec:
+    """GLM-5.3 as llama.cpp's converter and ``gguf-split`` would publish it: a Q4_K_M-like mix in 9
+    files under the Hub's 50 GB a file, the model card naming its source (``hubdiff.testing.gguf_head``)."""
+    raw = source.files["config.json"]
+    config = json.loads(raw if isinstance(raw, bytes) else raw.head)
+    layers, heads = config["num_hidden_layers"], config["num_attention_heads"]
+    nope, rope, v_dim = config["qk_nope_head_dim"], config["qk_rope_head_dim"], config["v_head_dim"]
+    lora, arch = config["kv_lora_rank"], "glm-dsa"
+    metadata = [
+        ("general.architecture", arch),
+        ("general.name", "GLM-5.3"),
+        ("general.file_type", 15),  # LLAMA_FTYPE_MOSTLY_Q4_K_M
+        ("general.quantization_version", 2),
+        (f"{arch}.block_count", layers),
+        (f"{arch}.context_length", config["max_position_embeddings"]),
+        (f"{arch}.embedding_length", config["hidden_size"]),
+        (f"{arch}.feed_forward_length", config["intermediate_size"]),
+        (f"{arch}.leading_dense_block_count", config["first_k_dense_replace"]),
+        (f"{arch}.expert_count", config["n_routed_experts"]),
+        (f"{arch}.expert_used_count", config["num_experts_per_tok"]),
+        (f"{arch}.expert_shared_count", config["n_shared_experts"]),
+        (f"{arch}.expert_feed_forward_length", config["moe_intermediate_size"]),
+        (f"{arch}.attention.head_count", heads),
+        (f"{arch}.attention.head_count_kv", 1),  # the absorbed MLA: one latent K/V for every head
+        (f"{arch}.attention.q_lora_rank", config["q_lora_rank"]),
+        (f"{arch}.attention.kv_lora_rank", lora),
+        (f"{arch}.attention.key_length", lora + rope),
+        (f"{arch}.attention.value_length", lora),
+        (f"{arch}.attention.key_length_mla", nope + rope),
+        (f"{arch}.attention.value_length_mla", v_dim),
+        (f"{arch}.attention.layer_norm_rms_epsilon", float(config["rms_norm_eps"])),
+        (f"{arch}.attention.indexer.head_count", config["index_n_heads"]),
+        (f"{arch}.attention.indexer.key_length", config["index_head_dim"]),
+        (f"{arch}.attention.indexer.top_k", config["index_topk"]),
+        (f"{arch}.rope.dimension_count", rope),
+    ]
+    tensors = converted_tensors(source, layers, heads, nope, v_dim)
+    card = b"---\nbase_model: zai-org/GLM-5.3\nbase_model_relation: quantized\nlibrary_name: gguf\n---\n"
+    files: dict[str, bytes | VirtualFile] = {"README.md": card + b"\n# GLM-5.3 GGUF\n"}
+    files |= gguf_split("GLM-5.3-Q4_K_M", metadata, tensors, shards=9)
+    return CommitSpec(files, title="GLM-5.3 GGUF", date="2026-11-30T09:00:00.000Z")
 
 
 def serve(out: Path) -> int:
@@ -149,10 +193,10 @@ def run_demo(args: argparse.Namespace) -> int:
         fp8 = replace(quantized_copy(glm53, "fp8", title="GLM-5.3 FP8"), shards=96)  # ~8 GB shards
         hub.add(RepoSpec("zai-org/GLM-5.3-FP8", [fp8]))
         hub.add(RepoSpec("zai-org/GLM-5.3-Flash-Lite", [_lite_flash()]))
-        hub.add(RepoSpec("zai-org/GLM-5.3-GGUF", [CommitSpec({"GLM-5.3-Q4_K_M.gguf": b"GGUF"})]))
+        hub.add(RepoSpec("zai-org/GLM-5.3-GGUF", [_gguf_copy(glm53)]))
         print(
-            "\n5. zai-org publishes GLM-5.3-FP8, GLM-5.3-Flash-Lite and GLM-5.3-GGUF; "
-            "hubdiff watch --update (discover: GLM-5*, not *-GGUF)"
+            "\n5. zai-org publishes GLM-5.3-FP8, GLM-5.3-Flash-Lite and GLM-5.3-GGUF (a Q4_K_M in 9 files, "
+            "its card: base_model zai-org/GLM-5.3, quantized); hubdiff watch --update"
         )
         third = run_watch([baselines / "glm-5.yaml"], sources, update=True, output_dir=out / "releases")
         for results in third.results.values():
@@ -163,7 +207,7 @@ def run_demo(args: argparse.Namespace) -> int:
             print(f"   report: {paths['report']}\n   PR body: {paths.get('pr_body', '-')}")
         sent = sum(r.bytes_sent for r in hub.log)
         print(
-            f"\n{len(hub.log):,} requests to the replica, {sent:,} bytes received: configs, indexes and "
-            "safetensors headers only"
+            f"\n{len(hub.log):,} requests to the replica, {sent:,} bytes received: configs, indexes, "
+            "safetensors and GGUF headers only"
         )
     return EXIT_OK

@@ -367,8 +367,11 @@ def _copy_note(found: list[tuple[Variant, VariantDiff]]) -> str:
         )
     else:
         dropped = sorted({why for _, d in found for _, _, why in d.dropped})
-        tensors = f"every tensor matches the source's ({source_parameters:,} parameters" + (
-            f"; left out as converters do: {', '.join(dropped)})" if dropped else ")"
+        kept = found[0][1].gguf_parameters
+        tensors = f"every tensor matches the source's ({kept:,} parameters" + (
+            f" of its {source_parameters:,}; left out as converters do: {', '.join(dropped)})"
+            if kept != source_parameters or dropped
+            else ")"
         )
     return "; ".join(parts) + "; " + tensors
 
