@@ -8,6 +8,7 @@ walk on generated configs and by the shadowing class (a top-level key and its na
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -149,6 +150,33 @@ def test_equal_configs_are_not_compared_at_all():
     config = example_dir() / "GLM-5.3" / "config.json"
     result = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True)
     assert result.stdout == "False\n", result.stderr
+
+
+def test_configs_that_differ_compare_the_same_without_numpy_and_leave_it_importable():
+    """deepdiff is imported with numpy and pydantic hidden when the process has neither (they cost a
+    run 0.44 s, and a config holds no array or model): every change of the real pairs is what this
+    process, which has numpy, finds; and numpy imports as usual afterwards."""
+    pairs = [
+        (example_dir() / "GLM-5.3" / "config.json", example_dir() / "GLM-5.3-Flash" / "config.json"),
+        (example_dir() / "GLM-5" / "config.json", example_dir() / "GLM-5.3" / "config.json"),
+        *itertools.pairwise(sorted(DATA.glob("*/config.json"))[:12]),
+    ]
+    code = (
+        "import sys, json, dataclasses\n"
+        "from hubdiff._compare.config_diff import diff_configs\n"
+        "pairs = json.loads(sys.stdin.read())\n"
+        "out = [[dataclasses.asdict(c) for c in diff_configs(*p)] for p in pairs]\n"
+        "print(json.dumps([out, [m in sys.modules for m in ('deepdiff', 'numpy', 'pydantic')]]))\n"
+        "import numpy\n"
+    )
+    configs = [[json.loads(a.read_text()), json.loads(b.read_text())] for a, b in pairs]
+    result = subprocess.run(
+        [sys.executable, "-c", code], input=json.dumps(configs), capture_output=True, text=True, check=True
+    )
+    theirs, loaded = json.loads(result.stdout)
+    assert "numpy" in sys.modules and loaded == [True, False, False]
+    ours = [[json.loads(json.dumps(dataclasses.asdict(c))) for c in diff_configs(*p)] for p in configs]
+    assert theirs == ours and sum(map(len, ours)) > 40
 
 
 # numbers deepdiff took as equal, whatever their type, and numbers it did not

@@ -20,6 +20,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from .._imports import hidden
+
 COSMETIC_KEYS = {
     "transformers_version": "library version stamp",
     "_name_or_path": "local path at save time",
@@ -138,6 +140,16 @@ def same_json(old: Any, new: Any) -> bool:
 MAX_REPORTED = 20  # deepdiff's own entries kept per changed key (a list of 10,000 entries differs in each)
 
 
+def _deepdiff() -> tuple[Any, Any]:
+    """deepdiff, imported only for configs that differ, and without numpy and pydantic unless this
+    process has them: deepdiff imports both wherever they are installed (0.44 s of its 0.61 s here;
+    ``hubdiff diff`` took 1.8 s of CPU warm), and a config is JSON, with no array or model in it."""
+    with hidden("numpy", "pydantic"):
+        from deepdiff import DeepDiff
+        from deepdiff.helper import number_to_string
+    return DeepDiff, number_to_string
+
+
 def _deepdiff_keys(
     old: dict[str, Any], new: dict[str, Any]
 ) -> dict[tuple[Any, ...], tuple[str, list[tuple[str, str]]]]:
@@ -147,8 +159,7 @@ def _deepdiff_keys(
     first, so a top-level key and its namesake in ``text_config`` are two keys. Numbers compare as
     numbers whatever their type (``ignore_numeric_type_changes``: 1 == 1.0, equal to 12 decimals). A
     path is cut at its first list index: a list that differs anywhere is a change of its key."""
-    from deepdiff import DeepDiff  # 0.3 s with the numpy it loads: only for configs that differ
-    from deepdiff.helper import number_to_string
+    DeepDiff, number_to_string = _deepdiff()
 
     def as_text(number: Any, *args: Any, **kwargs: Any) -> Any:
         """deepdiff's own, except that an integer past a float's range stands for itself (deepdiff

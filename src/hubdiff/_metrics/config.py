@@ -20,11 +20,13 @@ import json
 import os
 import re
 import sys
-import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from .._imports import LOCK as IMPORTS_LOCK
+from .._imports import hidden
 
 if __package__:
     from .._source import config_keys as _keys
@@ -80,8 +82,9 @@ BLOCK_PARTS = ("attn_config", "ffn_config")
 _TRANSFORMERS: Any = False  # not tried yet; None when it cannot be imported
 # transformers is imported, and its configuration classes used, by one thread at a time: its lazy
 # modules are not safe to import from two threads at once, and hiding torch and silencing warnings
-# change process-wide state (repos checked side by side read their configs at the same time)
-_TRANSFORMERS_LOCK = threading.RLock()
+# change process-wide state (repos checked side by side read their configs at the same time). It is
+# the lock of every hidden import (``_imports``): the config diff imports deepdiff without numpy.
+_TRANSFORMERS_LOCK = IMPORTS_LOCK
 
 
 def _transformers() -> Any:
@@ -257,16 +260,9 @@ def _preread(raw: dict[str, Any]) -> Any:
 @contextlib.contextmanager
 def _torch_hidden() -> Iterator[None]:
     """torch reported absent while transformers' modules import (they would import it: 2-4 s, and no
-    configuration class needs it), unless this process has imported it already; restored after, so
-    that code beside hubdiff in the process can still import it."""
-    hide = "torch" not in sys.modules
-    if hide:
-        sys.modules["torch"] = None  # type: ignore[assignment]  # import machinery: "not installed"
-    try:
+    configuration class needs it), unless this process has imported it already."""
+    with hidden("torch"):
         yield
-    finally:
-        if hide and sys.modules.get("torch", 0) is None:
-            del sys.modules["torch"]
 
 
 def _with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str] | str:
