@@ -24,7 +24,6 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
             "hubdiff",  # the package itself: __version__
             "hubdiff._files",
             "hubdiff._gc",
-            "hubdiff._imports",
             "hubdiff._json",
             "hubdiff._say",
             "hubdiff._threads",

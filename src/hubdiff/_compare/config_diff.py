@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .._imports import hidden
+from .._metrics.config import hidden
 
 COSMETIC_KEYS = {
     "transformers_version": "library version stamp",

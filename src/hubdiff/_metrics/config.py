@@ -20,13 +20,11 @@ import json
 import os
 import re
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-
-from .._imports import LOCK as IMPORTS_LOCK
-from .._imports import hidden
 
 if __package__:
     from .._source import config_keys as _keys
@@ -83,8 +81,28 @@ _TRANSFORMERS: Any = False  # not tried yet; None when it cannot be imported
 # transformers is imported, and its configuration classes used, by one thread at a time: its lazy
 # modules are not safe to import from two threads at once, and hiding torch and silencing warnings
 # change process-wide state (repos checked side by side read their configs at the same time). It is
-# the lock of every hidden import (``_imports``): the config diff imports deepdiff without numpy.
-_TRANSFORMERS_LOCK = IMPORTS_LOCK
+# the lock of every hidden import (``hidden``): the config diff imports deepdiff without numpy.
+_TRANSFORMERS_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def hidden(*names: str) -> Iterator[None]:
+    """``names`` reported absent while what runs inside imports (``sys.modules[name] = None``: "not
+    installed"), unless this process has imported them already; restored after, so that code beside
+    hubdiff in the process can still import them. The entry is process-wide, so a thread importing
+    ``name`` meanwhile would fail too: every hidden import, and every import of transformers (which uses
+    numpy and would load torch), holds ``_TRANSFORMERS_LOCK``. Here, not in a module of its own: this
+    file is also run by path, alone, in the config child (``config_child``)."""
+    with _TRANSFORMERS_LOCK:
+        hide = [name for name in names if name not in sys.modules]
+        for name in hide:
+            sys.modules[name] = None  # type: ignore[assignment]  # import machinery: "not installed"
+        try:
+            yield
+        finally:
+            for name in hide:
+                if sys.modules.get(name, 0) is None:
+                    del sys.modules[name]
 
 
 def _transformers() -> Any:
