@@ -84,7 +84,7 @@ def _model_id(folder: Path) -> str:
     if source.is_file():
         import yaml
 
-        with_id = yaml.safe_load(source.read_text()) or {}
+        with_id = yaml.load(source.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
         if isinstance(with_id, dict):
             for key in ("hub_repo", "repo_id", "repo", "id", "model"):
                 if isinstance(with_id.get(key), str):
