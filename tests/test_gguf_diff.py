@@ -110,10 +110,17 @@ def test_templates_that_differ_are_a_difference(tmp_path):
     assert "chat template: differ: from line 2 (source '{{ eos }}', GGUF ends)" in result.stdout
 
 
-def _write_gguf(folder: Path, tensors: dict[str, tuple[int, ...]]) -> None:
+def _write_gguf(
+    folder: Path,
+    tensors: dict[str, tuple[int, ...]],
+    name: str = "Moe-F32",
+    arch: str = "qwen3moe",
+    blocks: int = 2,
+) -> None:
+    """An F32 GGUF of ``tensors`` (zeros), written by gguf-py."""
     folder.mkdir(parents=True, exist_ok=True)
-    writer = GGUFWriter(folder / "Moe-F32.gguf", "qwen3moe")
-    writer.add_block_count(2)
+    writer = GGUFWriter(folder / f"{name}.gguf", arch)
+    writer.add_block_count(blocks)
     writer.add_context_length(4096)
     for name, shape in tensors.items():
         writer.add_tensor(name, np.zeros(shape, dtype=np.float32), raw_dtype=Q.F32)
@@ -295,9 +302,6 @@ def _mla_source(folder: Path) -> Path:
 def _mla_gguf(folder: Path, v_b: tuple[int, ...]) -> None:
     """The GGUF llama.cpp's converter writes of it: the same names by the glm-dsa map, kv_b split into
     k_b (heads, kv_lora, nope), the K part transposed, and v_b (heads, v, kv_lora)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    writer = GGUFWriter(folder / "Mla-F32.gguf", "glm-dsa")
-    writer.add_block_count(1)
     tensors = {
         "token_embd.weight": (64, 16),
         "blk.0.attn_q_a.weight": (12, 16),
@@ -314,12 +318,7 @@ def _mla_gguf(folder: Path, v_b: tuple[int, ...]) -> None:
         "blk.0.indexer.k_norm.bias": (4,),
         "blk.0.indexer.proj.weight": (2, 16),
     }
-    for name, shape in tensors.items():
-        writer.add_tensor(name, np.zeros(shape, dtype=np.float32), raw_dtype=Q.F32)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    _write_gguf(folder, tensors, "Mla-F32", "glm-dsa", blocks=1)
 
 
 def test_latent_attention_and_the_indexer_map_and_kv_b_is_split_as_the_converter_splits_it(tmp_path):

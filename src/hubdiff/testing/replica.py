@@ -1031,7 +1031,11 @@ def _rate_headers(hub: HubReplica, bucket: str, left: int, reset: int) -> dict[s
 
 def _card_data(commit: _Commit) -> dict[str, Any] | None:
     """The Hub's ``cardData``: the YAML header of the revision's README.md (between its first two
-    ``---`` lines), as model info gives it; no README or no header, no field (hub-docs model-cards.md)."""
+    ``---`` lines), as model info gives it; no README or no header, no field. Where each rule comes
+    from: the header as the card's metadata (hub-docs, model-cards.md: "Model card metadata");
+    ``cardData`` the model-info field huggingface_hub reads it from (hf_api.py, ``ModelInfo.__init__``:
+    ``kwargs.pop("cardData")`` into ``card_data``), and ``cardData`` one of its ``expand`` properties
+    (``ExpandModelProperty_T``)."""
     readme = commit.files.get("README.md")
     if readme is None:
         return None
