@@ -210,12 +210,15 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "gpt_neo": dataclasses.replace(
         _GPT2, qkv_bias=NEVER, nulls_mean_default=("intermediate_size",), unused_keys=("num_heads",)
     ),
-    "gpt_neox": _CLASSIC,
+    # GPT-NeoX, BLOOM and Persimmon store q, k and v as one query_key_value (and its bias)
+    "gpt_neox": dataclasses.replace(_CLASSIC, fused_qkv=True),
     "phi": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, norms_per_layer=1, head_bias=ALWAYS),
     "gptj": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
     "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
-    "bloom": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, embedding_norm=True),
-    "persimmon": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS),
+    "bloom": dataclasses.replace(
+        _CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, embedding_norm=True, fused_qkv=True
+    ),
+    "persimmon": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, fused_qkv=True),
     "stablelm": ArchitectureFacts(norm_bias=True, switched_qk_norm="full", qk_norm_bias=False),
     "cohere": ArchitectureFacts(norms_per_layer=1),
     "cohere2": ArchitectureFacts(norms_per_layer=1),
