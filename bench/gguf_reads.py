@@ -3,15 +3,18 @@
     python bench/gguf_reads.py [--latency-ms 0 30 100] [--tokens 262144]
 
 The replica serves a GGUF whose header is a large tokenizer's (``--tokens`` tokens, their types and
-merges, as a 262k-token vocabulary is: ~12 MiB), then its tensor table. Each strategy reads it through the
-same fetch (one HTTP range request, the redirect to the file host followed), until the header parses:
+merges, as a 262k-token vocabulary is: ~11 MiB), then its tensor table. Each strategy reads it through
+HTTP range requests to the replica (the redirect to the file host followed) until the header parses:
 
-- hubdiff: ``gguf_read.read_header``, growing the range from where parsing stopped, by its estimate;
+- hubdiff: ``gguf_read.load_hub_gguf``, its own Hub path: a first range of 64 KiB, then one from where
+  parsing stopped, read only until the header is complete and then closed;
 - doubling from zero (hf-mem 0.5.6): 1 MB from byte 0, then twice as much from byte 0 again;
 - fixed steps of 2 MiB (huggingface.js's gguf reader) and of 4 MiB (gguf-parser-go): the next step
   from where the last ended, the whole parsed again after each.
 
-For each: requests, bytes received, and seconds (median of ``--runs``), and the ratio to hubdiff's.
+For each: ranges asked, bytes taken by the reader, bytes the replica sent (its log: what went into the
+connection, including what a closed read left unread in the transport's buffers), and seconds (median of
+``--runs``), with the ratio of time to hubdiff's.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from hubdiff._source.gguf import GGUFProblem, parse_gguf
-from hubdiff._source.gguf_read import read_header
+from hubdiff._source.gguf_read import load_hub_gguf
+from hubdiff._source.settings import HubSettings
 from hubdiff.testing import CommitSpec, Fault, HubReplica, RepoSpec
 from hubdiff.testing.gguf_head import gguf_file
 
@@ -68,7 +72,13 @@ class Counted:
 
 
 def hubdiff_reader(fetch: Counted) -> None:
-    read_header(fetch, fetch.size)
+    """hubdiff's own Hub path (model info, then the file's ranges), counted as the others are."""
+    endpoint = fetch.url.split(f"/{REPO}/")[0]
+    settings = HubSettings(endpoint=endpoint, token=None)
+    release = load_hub_gguf(settings, REPO, "main")
+    (read,) = release.ggufs
+    fetch.requests += len(read.ranges)
+    fetch.received += sum(n for _, n in read.ranges)
 
 
 def doubling_from_zero(fetch: Counted) -> None:
@@ -122,20 +132,23 @@ def main() -> None:
             url = f"{hub.endpoint}/{REPO}/resolve/main/{FILE}"
             rows = {}
             for label, strategy in STRATEGIES.items():
-                times, fetch = [], Counted(url, head.size)
+                times, fetch, sent = [], Counted(url, head.size), 0
                 for _ in range(args.runs):
+                    hub.clear()
                     fetch = Counted(url, head.size)
                     start = time.perf_counter()
                     strategy(fetch)
                     times.append(time.perf_counter() - start)
-                rows[label] = (fetch.requests, fetch.received, statistics.median(times))
+                    sent = sum(e.bytes_sent for e in hub.log if e.status == 206)  # the file host's answers
+                rows[label] = (fetch.requests, fetch.received, sent, statistics.median(times))
         ours = rows["hubdiff"]
         print(f"\nat {latency:g} ms a request (each range: the request and its redirect)")
-        for label, (requests, received, seconds) in rows.items():
+        for label, (requests, received, sent, seconds) in rows.items():
             print(
-                f"  {label:30s} {requests:3d} requests {received / MiB:7.2f} MiB "
-                f"({received / header_bytes:5.2f}x the header) {seconds:6.3f} s"
-                + (f"  {seconds / ours[2]:5.2f}x hubdiff's time" if label != "hubdiff" else "")
+                f"  {label:30s} {requests:3d} ranges, took {received / MiB:6.2f} MiB "
+                f"({received / header_bytes:5.3f}x the header), sent {sent / MiB:6.2f} MiB "
+                f"({sent / header_bytes:5.2f}x) {seconds:6.3f} s"
+                + (f"  {seconds / ours[3]:5.2f}x hubdiff's time" if label != "hubdiff" else "")
             )
 
 

@@ -13,8 +13,15 @@ import pytest
 from hubdiff._metrics.gguf import variants
 from hubdiff._source.ggml_types import BY_NAME, GGML_TYPES
 from hubdiff._source.gguf import GGUFParser, GGUFProblem, Incomplete, parse_gguf
-from hubdiff._source.gguf_read import FIRST_RANGE, load_hub_gguf, load_local_gguf, read_header
-from hubdiff.testing import CommitSpec, RepoSpec
+from hubdiff._source.gguf_read import (
+    FIRST_RANGE,
+    PIECE,
+    load_hub_gguf,
+    load_local_gguf,
+    read_header,
+    stream_of,
+)
+from hubdiff.testing import CommitSpec, Fault, RepoSpec
 
 from .conftest import DATA, fast_settings
 from .gguf_files import CONTEXT, LAYERS, TENSORS, write_tiny
@@ -342,13 +349,33 @@ def test_hub_reads_headers_only_in_ranges_that_grow_from_where_parsing_stopped(h
         sent = sum(n for _, n in ranges)
         starts = [int(r.removeprefix("bytes=").split("-")[0]) for r, _ in ranges]
         assert starts[0] == 0 and starts == [0, *list(_ends(ranges))[:-1]], name  # never from 0 again
+        taken = by_name[name].ranges
         if header <= FIRST_RANGE:  # the model files: one range of 64 KiB (or the file) holds the header
-            assert len(ranges) == 1 and sent <= header + FIRST_RANGE, name
-        else:  # a 724 KB tokenizer header: a few ranges, each from where parsing stopped
-            assert header <= sent and len(ranges) <= 4, (name, ranges)
+            assert len(ranges) == len(taken) == 1 and sent <= header + FIRST_RANGE, name
+        else:  # a 724 KB tokenizer header: the counts, then the rest read to its end and closed
+            assert len(ranges) == len(taken) == 2, (name, ranges)
+            assert header <= sum(n for _, n in taken) < header + PIECE, (name, taken)
     # the figures are the local read's
     local = {v.name: (v.parameters, v.tensor_bytes) for v in variants(load_local_gguf(str(tmp_path)))}
     assert {v.name: (v.parameters, v.tensor_bytes) for v in variants(release) if v.parameters} == local
+
+
+def test_a_streamed_range_that_breaks_off_resumes_where_parsing_stopped(hub):
+    """The file host closes the second range after 300,000 bytes, twice: each retry asks from where
+    parsing stopped, so no byte is asked for twice and the header is read whole."""
+    hub.redirects = False
+    data = (REAL / "ggml-vocab-deepseek-coder.gguf").read_bytes()
+    hub.add(RepoSpec("acme/Vocab-GGUF", [CommitSpec({"vocab.gguf": data + bytes(1 << 20)})]))
+    hub.add_fault(Fault("vocab.gguf", truncate_to=300_000, times=2))
+    release = load_hub_gguf(fast_settings(hub.endpoint), "acme/Vocab-GGUF", "main")
+    (read,) = release.ggufs
+    assert read.header.header_bytes == len(data)
+    asked = [int(e.range.removeprefix("bytes=").split("-")[0]) for e in hub.log if e.path.endswith(".gguf")]
+    sent = [e.bytes_sent for e in hub.log if e.path.endswith(".gguf")]
+    assert asked[0] == 0 and len(asked) >= 3 and asked == sorted(set(asked)), asked
+    # every retry starts where what was taken ends: within a piece of what the broken answer sent
+    for i in range(1, len(asked) - 1):
+        assert asked[i] < asked[i + 1] <= asked[i] + sent[i], (asked, sent)
 
 
 def _ends(ranges: list[tuple[str, int]]):
@@ -386,18 +413,19 @@ def test_hub_repo_end_to_end(hub, tmp_path):
     assert result.returncode == 3 and "config.json: not found: a GGUF repo" in result.stderr
 
 
-def test_read_header_asks_the_estimate_then_a_margin():
-    """On a real 1.16 MB tokenizer header: the first range is 64 KiB and every later one starts where
-    the last ended; the header is read whole and what is read past it is the last range's margin."""
+def test_read_header_takes_the_header_and_at_most_one_piece_past_it():
+    """On a real 1.16 MB tokenizer header: the first range is 64 KiB and the second starts where parsing
+    stopped and is read only to the header's end; the first range's counts give an estimate generous
+    enough that no third is needed."""
     data = (REAL / "ggml-vocab-deepseek-coder.gguf").read_bytes()
-    padded = data + bytes(1 << 20)
+    padded = data + bytes(4 << 20)
     asked: list[tuple[int, int]] = []
 
     def fetch(start: int, length: int) -> bytes:
         asked.append((start, length))
         return padded[start : start + length]
 
-    read = read_header(fetch, len(padded))
-    assert asked[0] == (0, FIRST_RANGE)
-    assert all(asked[i + 1][0] == asked[i][0] + asked[i][1] for i in range(len(asked) - 1))
-    assert read.header.header_bytes == len(data) <= read.bytes_read
+    read = read_header(stream_of(fetch), len(padded))
+    assert asked[0] == (0, FIRST_RANGE) and len(asked) == 2 and asked[1][0] == FIRST_RANGE
+    assert [start for start, _ in read.ranges] == [0, FIRST_RANGE]
+    assert read.header.header_bytes == len(data) <= read.bytes_read < len(data) + PIECE

@@ -51,7 +51,7 @@ from .hub_answers import (
     listed_repos,
     repo_info,
 )
-from .hub_http import HubRequests, _in_a_thread
+from .hub_http import HubRequests, Take, _in_a_thread
 from .jsonin import JSONProblem
 from .layout import (
     INDEX_SUFFIX,
@@ -88,6 +88,20 @@ class HubReader(HubRequests):
         url = hf_hub_url(repo, path, revision=sha, endpoint=self.settings.endpoint)
         answer = self._attempts(lambda: self._request(url, limit, byte_range), repo, sha, path)
         return answer.body, answer.size
+
+    def _stream(
+        self, repo: str, sha: str, path: str, start_at: Callable[[], int], end: int, take: Take
+    ) -> None:
+        """The bytes of ``path`` from ``start_at()`` to ``end`` (exclusive), handed to ``take`` as they
+        arrive until it has enough. A retried attempt asks ``start_at`` again, so it resumes from what
+        was taken, not from the start of the range."""
+        url = hf_hub_url(repo, path, revision=sha, endpoint=self.settings.endpoint)
+
+        def attempt() -> None:
+            start = start_at()
+            self._request(url, end - start, (start, end - 1), take=take)
+
+        self._attempts(attempt, repo, sha, path)
 
     def _refs_hint(self, repo: str) -> str:
         """ " (branches: main; tags: v1.0)" for a revision-not-found line; nothing if the refs cannot be had."""

@@ -43,6 +43,9 @@ from .outbound import (
 from .settings import HubSettings
 
 T = TypeVar("T")
+# a body's bytes handed over as they arrive; True when the taker has what it needs and the rest is unread
+Take = Callable[[bytes], bool]
+STREAM_PIECE = 16 << 10  # bytes handed over at a time: what a streamed read may take past its need
 MAX_ERROR_BODY = 4_096  # enough for the Hub's error message; a hostile server may send gigabytes
 _BODY_HEADERS = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 
@@ -195,9 +198,16 @@ class HubRequests:
         raise AssertionError("unreachable")
 
     def _request(
-        self, url: str, limit: int, byte_range: tuple[int, int] | None = None, params: Any = None
+        self,
+        url: str,
+        limit: int,
+        byte_range: tuple[int, int] | None = None,
+        params: Any = None,
+        take: Take | None = None,
     ) -> _Answer:
         """One attempt: at most ``limit`` bytes of the body (of the range asked for), or a typed error.
+        With ``take``, the body is handed to it as it arrives instead (``_stream_into``), and the
+        answer's own body is empty.
 
         Redirects are followed here, not by httpx, so that ``outbound`` decides each hop: the token
         only on the endpoint's origin, Range on every hop, one deadline over all of them."""
@@ -209,7 +219,7 @@ class HubRequests:
                 partial(self._final_response, url, byte_range, params, deadline), deadline
             )
             try:
-                return _answer(response, limit, byte_range, deadline)
+                return _answer(response, limit, byte_range, deadline, take)
             finally:
                 response.close()
         finally:
@@ -288,7 +298,11 @@ def _by_deadline(send: Callable[[], httpx2.Response], deadline: float) -> httpx2
 
 
 def _answer(
-    response: httpx2.Response, limit: int, byte_range: tuple[int, int] | None, deadline: float
+    response: httpx2.Response,
+    limit: int,
+    byte_range: tuple[int, int] | None,
+    deadline: float,
+    take: Take | None = None,
 ) -> _Answer:
     """The final answer of an attempt: its body checked against the range asked for, or a typed error."""
     if response.status_code >= 400:
@@ -322,8 +336,33 @@ def _answer(
     skip = want_from - start  # a server that ignored Range sends from 0
     if skip < 0:
         raise _Retryable(f"range starts at {start}, asked for {want_from}")
+    if take is not None:
+        _stream_into(response, skip, limit, take, deadline)
+        return _Answer(b"", size, response.headers, str(response.url))
     body = _read_at_most(response, skip + limit + 1, deadline)
     return _Answer(body[skip : skip + limit + 1], size, response.headers, str(response.url))
+
+
+def _stream_into(response: httpx2.Response, skip: int, limit: int, take: Take, deadline: float) -> None:
+    """At most ``limit`` bytes of the body after its first ``skip``, handed to ``take`` in pieces of at
+    most ``STREAM_PIECE`` as they arrive, until ``take`` says it has enough. The caller then closes the
+    response unread: a GGUF header's end is known only once it is parsed, so it is read to its end and
+    no further instead of in ranges guessed ahead (what the server has sent past it by then goes unread
+    with the connection)."""
+    given = 0
+    for chunk in response.iter_bytes():
+        if skip:
+            dropped = min(skip, len(chunk))
+            chunk, skip = chunk[dropped:], skip - dropped
+        for at in range(0, len(chunk), STREAM_PIECE):
+            piece = chunk[at : at + min(STREAM_PIECE, limit - given)]
+            if not piece:
+                return
+            given += len(piece)
+            if take(piece):
+                return
+        if time.monotonic() > deadline:
+            raise _Retryable(f"body still arriving after {DEADLINE_TIMEOUTS} x the timeout")
 
 
 def _read_at_most(response: httpx2.Response, limit: int, deadline: float) -> bytes:

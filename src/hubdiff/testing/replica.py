@@ -512,6 +512,14 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return
 
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (ConnectionResetError, BrokenPipeError):
+            # a client that closed the connection before the answer ended (a streamed read that had
+            # what it needed): there is no one left to answer, as for any server
+            self.close_connection = True
+
     # -- plumbing ------------------------------------------------------------------------------
     def flush_headers(self) -> None:
         fault = self._fault
