@@ -324,6 +324,9 @@ def _shrunk_by_layer(out: dict[str, Any], n: int, limit: int) -> None:
     if not (isinstance(shared, int) and not isinstance(shared, bool) and shared > 0):
         return
     types = out.get("layer_types")
+    if shared >= n:  # every layer reuses the KV of another model (Gemma 4's assistants): all of them still
+        out["num_kv_shared_layers"] = limit
+        return
     kept = min(shared * limit // n, limit - 1)
     while kept > 0 and isinstance(types, list):
         if set(types[: limit - kept]) == set(types[:limit]):

@@ -317,6 +317,8 @@ for _outer, _text in (
     ("mllama", "mllama_text_model"),
     ("glm4v_moe", "glm4v_moe_text"),
     ("gemma4", "gemma4_text"),
+    ("gemma4_unified_text", "gemma4_text"),  # Gemma 4's stack without per-layer inputs and experts
+    ("gemma4_unified", "gemma4_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 
