@@ -305,7 +305,34 @@ def _shrunk(value: Any, limit: int) -> Any:
             for k, v in list(out.items()):
                 if isinstance(v, list) and len(v) == n:
                     out[k] = v[:limit]
+            _shrunk_by_layer(out, n, limit)
     return out
+
+
+def _shrunk_by_layer(out: dict[str, Any], n: int, limit: int) -> None:
+    """What else counts layers, cut with them. A per_layer_config keyed by layer index with entries past
+    the cap is dropped whole: the class that wrote it derives it again for the layers kept (Gemma 4's
+    global layers, from global_head_dim; keeping the first entries would miss the last layer, which
+    Gemma 4 turns global). The layers reusing another's KV cache (Gemma 3n, Gemma 4:
+    num_kv_shared_layers, the last ones) shrink in proportion, while each layer type left among them
+    still has a layer of its type before them that stores the cache (the classes refuse a config
+    without one)."""
+    overrides = out.get("per_layer_config")
+    if isinstance(overrides, dict) and any(str(k).isdigit() and int(k) >= limit for k in overrides):
+        del out["per_layer_config"]
+    shared = out.get("num_kv_shared_layers")
+    if not (isinstance(shared, int) and not isinstance(shared, bool) and shared > 0):
+        return
+    types = out.get("layer_types")
+    if shared >= n:  # every layer reuses the KV of another model (Gemma 4's assistants): all of them still
+        out["num_kv_shared_layers"] = limit
+        return
+    kept = min(shared * limit // n, limit - 1)
+    while kept > 0 and isinstance(types, list):
+        if set(types[: limit - kept]) == set(types[:limit]):
+            break
+        kept -= 1
+    out["num_kv_shared_layers"] = kept
 
 
 def _text_part(config: dict[str, Any]) -> dict[str, Any]:
@@ -375,6 +402,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
             x // 2 if i % 2 and (x // 2) % kv == 0 else x for i, x in enumerate(heads)
         ]
         out.append(("per-layer heads", varied))
+    out += _gemma_variants(out[0][1])
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")
@@ -384,6 +412,32 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
             "sliding_attention" if i % 2 == 0 else "full_attention" for i in range(len(types))
         ]
         out.append(("sliding", sliding))
+    return out
+
+
+def _gemma_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Gemma 4's switches that its defaults leave off, each as real releases set them (gemma-4-E2B: the
+    last layers reuse the KV of earlier ones, their MLPs twice as wide; gemma-4-26B-A4B: the global
+    layers' values are their keys, an MoE block beside every MLP): "kv shared" and "moe block"."""
+    out = []
+    shared = copy.deepcopy(default)
+    text = _text_part(shared)
+    types, n = text.get("layer_types"), text.get("num_hidden_layers")
+    if text.get("num_kv_shared_layers") == 0 and isinstance(types, list) and isinstance(n, int):
+        kept = n // 2
+        while kept > 0 and set(types[: n - kept]) != set(types):
+            kept -= 1
+        text["num_kv_shared_layers"] = kept
+        for key in ("use_double_wide_mlp", "attention_k_eq_v"):
+            if text.get(key) is False:
+                text[key] = True
+        out.append(("kv shared", shared))
+    moe = copy.deepcopy(default)
+    text = _text_part(moe)
+    inter = text.get("intermediate_size")
+    if text.get("enable_moe_block") is False and isinstance(inter, int):
+        text.update(enable_moe_block=True, num_experts=8, top_k_experts=2, moe_intermediate_size=inter // 4)
+        out.append(("moe block", moe))
     return out
 
 
@@ -628,17 +682,24 @@ _KV_PROJECTION = re.compile(r"\.(\d+)\.(?:.+\.)?(k_proj|v_proj)\.weight$")
 def _kv(metrics: Any, truth: Truth) -> list[str]:
     """KV cache per token against the model's own key and value projections: in every softmax-attention
     layer, the rows of k_proj and v_proj are what one token stores. Checked where every such layer has
-    them apart (a fused qkv or a latent KV is not read here)."""
+    them apart (a fused qkv or a latent KV is not read here). A layer with a k_proj and no v_proj caches
+    its keys twice over, once as the values (Gemma 4's attention_k_eq_v: the values are the key
+    projection's output, normed apart and cached as their own tensor)."""
     from hubdiff._metrics.components import classify
     from hubdiff._metrics.kv import KV_DTYPE_BYTES
 
     by_layer = {x.index: x for x in metrics.layers}
     rows: dict[int, int] = {}
+    values: set[int] = set()
     for name, _, shape in truth.tensors:
         match = _KV_PROJECTION.search(name)
         if match and classify(name, shape, by_layer, metrics.cfg.num_layers)[0] == "attention":
             layer = int(match.group(1))
             rows[layer] = rows.get(layer, 0) + shape[0]
+            if match.group(2) == "v_proj":
+                values.add(layer)
+    for layer in set(rows) - values:  # keys only: the values are the keys, cached again
+        rows[layer] *= 2
     attention = [x for x in metrics.layers if not x.mtp and x.attention in ("mha", "gqa", "mqa", "swa")]
     if not attention or any(x.index not in rows for x in attention):
         return []
@@ -675,6 +736,8 @@ def _filled_sizes(cfg_obj: Any) -> dict[str, Any]:
     head width hidden_size // num_attention_heads, and as many KV heads as heads."""
     hidden, heads = getattr(cfg_obj, "hidden_size", None), getattr(cfg_obj, "num_attention_heads", None)
     out: dict[str, Any] = {}
+    if getattr(cfg_obj, "is_heterogeneous", False):  # per-layer sizes (Gemma 4): none left unset globally
+        return out
     if isinstance(hidden, int) and isinstance(heads, int) and heads > 0:
         if hasattr(cfg_obj, "head_dim") and cfg_obj.head_dim is None:
             out["head_dim"] = hidden // heads

@@ -32,8 +32,8 @@ EXPECTED_UNVERIFIED = {
     "chatglm3-6b": "multi_query_attention",  # remote code: ChatGLM's own spellings of MQA and biases
     "qwen2.5-omni-7b-awq": "talker_config",  # thinker's vision and audio towers, talker, token2wav
     "falcon-h1-0.5b-base": "mamba_d_head",  # parallel hybrid with muP multipliers: read as unsure
-    "gemma-4-26b-a4b": "global_head_dim",  # Gemma 4: global layers' own heads, an MoE block beside the MLP
-    "gemma-4-e2b-it": "num_kv_shared_layers",  # Gemma 4: KV shared across layers, per-layer inputs
+    "gemma-4-26b-a4b": "gemma4_vision",  # Gemma 4's vision tower is not counted
+    "gemma-4-e2b-it": "audio_config",  # Gemma 4's audio (and vision) tower are not counted
     "hunyuan-a13b-instruct": "not understood",  # remote code with cross-layer attention sharing
     "lfm2.5-vl-1.6b": "conv",  # LFM2's short-convolution layers
     "minicpm-v-2_6": "image_size",  # remote code: the vision side is not in a vision_config

@@ -98,6 +98,8 @@ _EMBED = {
     "positions_embed",
     "project_in",  # OPT: a narrower embedding projected in and out of the model's width
     "project_out",
+    "embed_tokens_per_layer",  # Gemma 3n / 4: per-layer input embeddings, and their input from the hidden state
+    "per_layer_model_projection",
 }
 _HEAD = {"lm_head", "embed_out", "output"}
 _ATTN = {
@@ -138,6 +140,7 @@ _LINEAR_NAMES = {
 _MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block"}
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
+_MLP_PROJECTIONS |= {"per_layer_input_gate", "per_layer_projection"}  # Gemma 3n / 4: a gated per-layer input
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,8 @@ def _is_scale(segments: list[str]) -> bool:
     last = segments[-1]
     if last.startswith("hc_"):
         return False
+    if last == "scale" and "router" in segments:  # Gemma 4's router scales its input, a learned vector
+        return False
     return (
         last.endswith(_SCALE_SUFFIXES)
         or last in ("scales", "scale", "zeros", "g_idx", "SCB", "weight_format")
@@ -226,6 +231,10 @@ def classify(
         return "routed_experts", layer
     if segset & {"shared_experts", "shared_expert", "shared_mlp"}:
         return "shared_experts", layer
+    if "router" in segset and layer is not None and not segset & _ATTN:  # Gemma 4: beside the MLP
+        return "routers", layer
+    if last == "layer_scalar":  # Gemma 4: a learned scale of each layer's output, as a norm's weight
+        return "norms", layer
     if (
         segset & {"gate", "router"} and segset & (_MLP | {"mixer"}) and "gate_proj" not in segset
     ) or segset & {"shared_expert_gate", "e_score_correction_bias", "expert_bias"}:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .config import ArchConfig
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
+from .estimate_gemma import gemma_layer_extras, gemma_model_extras
 from .estimate_mixers import _attention, _zamba, mamba_shape
 from .estimate_mlp import _mlp
 from .estimate_vision import _vision, vision_kind
@@ -69,6 +70,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
     blocks = block_configs(cfg)
+    if arch.gemma_stack:
+        out += gemma_model_extras(cfg, sum(1 for x in layers if not x.mtp), h, dt)
     if arch.shared_blocks:
         out += _zamba(cfg, arch, layers, h, dt)
     for layer in layers if not arch.shared_blocks else ():
@@ -87,6 +90,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         )
         out += [(f"{p}{n}.{part}", dt, (h,)) for n in names[:norms] for part in norm_parts]
         out += attn + mlp
+        if arch.gemma_stack:
+            out += gemma_layer_extras(cfg, p, h, dt)
         if layer.mtp:
             out += [
                 (p + "enorm.weight", dt, (h,)),

@@ -99,6 +99,13 @@ class ArchitectureFacts:
     conv_bias: Switch = Switch(("use_conv_bias", "mamba_conv_bias"), True)  # the Mamba convolution's bias
     mamba_norm: Switch = ALWAYS  # Mamba-2's gated norm before out_proj (Falcon-H1: mamba_rms_norm)
     mamba_out_bias: Switch | None = None  # out_proj's own bias switch (Falcon-H1: projectors_bias)
+    # Gemma's per-layer stacks (4: Gemma 4, transformers/models/gemma4/modeling_gemma4.py): a per-layer
+    # input embedding beside the token embedding, a learned scalar on each layer's output, q/k norms and a
+    # weightless v norm, keys and values of the last num_kv_shared_layers layers reused from an earlier
+    # layer (no k/v projections of their own), global layers with their own head sizes (per_layer_config,
+    # or global_head_dim and num_global_key_value_heads) whose values may be their keys
+    # (attention_k_eq_v), and an MoE block beside the dense MLP (enable_moe_block)
+    gemma_stack: int = 0
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -283,6 +290,19 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias=NEVER),
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
+    # Gemma 4: null expert sizes with enable_moe_block off mean no experts (the class builds none); a
+    # null num_global_key_value_heads, that global layers keep num_key_value_heads
+    "gemma4_text": ArchitectureFacts(
+        qk_norm="head",
+        norms_per_layer=4,
+        gemma_stack=4,
+        nulls_mean_default=(
+            "num_experts",
+            "top_k_experts",
+            "moe_intermediate_size",
+            "num_global_key_value_heads",
+        ),
+    ),
 }
 
 
@@ -299,6 +319,9 @@ for _outer, _text in (
     ("glm4v", "glm4v_text"),
     ("mllama", "mllama_text_model"),
     ("glm4v_moe", "glm4v_moe_text"),
+    ("gemma4", "gemma4_text"),
+    ("gemma4_unified_text", "gemma4_text"),  # Gemma 4's stack without per-layer inputs and experts
+    ("gemma4_unified", "gemma4_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 
@@ -382,6 +405,10 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
     elif layer.attention == "swa":
         kv *= facts(cfg)[0].swa_kv_multiplier
     arch = facts(cfg)[0]
+    if arch.gemma_stack == 4:
+        override = gemma_layer_sizes(cfg, layer)
+        hd = vd = override.get("head_dim", hd)
+        kv = override.get("num_key_value_heads", kv)
     if arch.multi_query:  # GPT-BigCode: one KV head or as many as queries, whatever num_key_value_heads says
         kv = 1 if cfg.get("multi_query") is True else heads
     if (
@@ -398,3 +425,26 @@ def _falcon_bias(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
     if arch.opt_switches:
         return cfg.get("enable_bias") is not False
     return arch.falcon_switches and cfg.get("bias") is True
+
+
+GEMMA_LAYER_KEYS = ("head_dim", "num_key_value_heads")
+
+
+def gemma_layer_sizes(cfg: ArchConfig, layer: LayerInfo) -> dict[str, int]:
+    """A Gemma 4 layer's own head sizes: transformers' per_layer_config (keyed "05" or 5), which its
+    configuration class derives from global_head_dim and, with attention_k_eq_v, num_global_key_value_heads
+    for the global layers; read from those keys where the config was not read through the class."""
+    table = cfg.get("per_layer_config")
+    global_dim = cfg.number("global_head_dim")
+    global_kv = cfg.number("num_global_key_value_heads")
+    if isinstance(table, dict):
+        for key, entry in table.items():
+            if str(key).isdigit() and int(key) == layer.index and isinstance(entry, dict):
+                return {k: v for k, v in entry.items() if k in GEMMA_LAYER_KEYS and type(v) is int and v > 0}
+        return {}
+    if layer.attention == "swa":
+        return {}
+    out = {"head_dim": global_dim} if global_dim else {}
+    if global_kv and cfg.get("attention_k_eq_v") is True:
+        out["num_key_value_heads"] = global_kv
+    return out

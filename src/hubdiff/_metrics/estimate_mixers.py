@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from .config import ArchConfig
 from .estimate_facts import ArchitectureFacts, Triple, _falcon_bias, _qk_norm, facts, layer_heads
+from .estimate_gemma import gemma_attention
 from .estimate_mlp import _dense, dense_intermediate
 from .layers import Block, LayerInfo
 
@@ -62,6 +63,8 @@ def _attention(
         ]
     if kind == "none":
         return []
+    if arch.gemma_stack and kind in ("mha", "gqa", "mqa", "swa"):
+        return gemma_attention(cfg, layer, a, h, dt)
     heads, kv, hd, vd = layer_heads(cfg, layer)
     if kind == "cross":
         x = p + "cross_attn."

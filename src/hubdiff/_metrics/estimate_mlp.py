@@ -53,6 +53,10 @@ def _mlp(
         return _dense(m, h, block.intermediate, dt, gated, bias)
     if layer.mlp == "none":
         return []
+    if arch.gemma_stack:
+        from .estimate_gemma import gemma_mlp  # estimate_gemma is above this module
+
+        return gemma_mlp(cfg, layer, p, h, dt)
     if layer.mlp == "dense" and layer.attention == "rwkv":  # RWKV's channel mixing, a squared-ReLU MLP
         inter = dense_intermediate(cfg)
         f = p + "feed_forward."

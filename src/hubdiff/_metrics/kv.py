@@ -173,9 +173,13 @@ def kv_report(
     # or by block (NAS block_configs); keys and values may differ in width (v_head_dim)
     nas_kv = block_kv_heads(cfg)
     shapes: dict[tuple[str, int | None, int, int, int], int] = {}
+    reusing = 0
     for layer in (
         by_kind.get("mha", []) + by_kind.get("gqa", []) + by_kind.get("mqa", []) + by_kind.get("swa", [])
     ):
+        if layer.kv_shared:
+            reusing += 1
+            continue
         _, kv, hd, vd = layer_heads(cfg, layer)
         if nas_kv is not None and layer.index < len(nas_kv) and nas_kv[layer.index]:
             kv = nas_kv[layer.index] or kv
@@ -194,6 +198,10 @@ def kv_report(
                 f"{widths} × {kv} × {b:g}" + (f", at most {window} tokens" if window else ""),
                 window,
             )
+        )
+    if reusing:
+        assumptions.append(
+            f"{reusing} attention layers reuse an earlier layer's keys and values and store none"
         )
     head_dim = cfg.head_dim or 0
     kv_heads = cfg.num_kv_heads or 0

@@ -18,6 +18,7 @@ from the keys that size it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .config import MAX_LAYERS, ArchConfig
@@ -104,6 +105,7 @@ class LayerInfo:
     mtp: bool = False
     compress_ratio: int | None = None  # tokens per stored KV entry, for compressed-KV layers
     parallel_ssm: bool = False  # a Mamba mixer beside the attention (Falcon-H1, Zamba2 hybrid layers)
+    kv_shared: bool = False  # reuses an earlier layer's keys and values: stores none (Gemma 3n, Gemma 4)
 
 
 def full_kind(cfg: ArchConfig) -> str:
@@ -289,7 +291,7 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and len(pattern) >= n:
         return [{"E": "moe", "-": "dense"}.get(c, "none") for c in pattern[:n]]
-    if not cfg.num_experts:
+    if not cfg.num_experts or cfg.get("enable_moe_block") is False:  # Gemma 4: experts switched off
         # a pure state-space model (no attention heads at all) has no MLP beside its mixers
         return ["none" if k == "mamba" and not cfg.num_heads else "dense" for k in kinds]
     freq = cfg.int_list("moe_layer_freq")  # a per-layer list (MiMo-V2): 1 an MoE layer
@@ -353,6 +355,9 @@ def layer_census(cfg: ArchConfig) -> list[LayerInfo]:
         )
         for i in range(n)
     ]
+    shared = cfg.number("num_kv_shared_layers", default=0) or 0
+    if 0 < shared <= n:  # the last layers reuse the keys and values of an earlier layer of their type
+        layers = [dataclasses.replace(x, kv_shared=x.index >= n - shared) for x in layers]
     full = full_kind(cfg)
     mtp_mlp = "moe" if cfg.num_experts else "dense"
     for j in range(cfg.mtp_layers):

@@ -384,6 +384,8 @@ def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
                         layer.index, "indexer", int(theory), engine_idx, f"{index_dim} × {b:g}", "dsa_indexer"
                     )
                 )
+        elif kind in ("mha", "gqa", "mqa", "swa", "compressed") and layer.kv_shared:
+            continue  # reads an earlier layer's keys and values (Gemma 3n, Gemma 4)
         elif kind in ("mha", "gqa", "mqa", "swa", "compressed"):
             _, kv, hd, vd = _heads(metrics, layer)
             kvr = kv_per_rank(kv, tp)

@@ -196,6 +196,11 @@ _NULL_MEANS_NONE = frozenset(
 # dense prefix layers): understood when the config was read through that class, whose layer_types are read
 _RESOLVED_INTO_LAYER_TYPES = frozenset({"prefix_dense_sliding_window_pattern"})
 
+# Keys of an outer config that size tensors hubdiff does not write, with what they size
+_OUTER_NOT_MODELLED = {
+    "backbone_hidden_size": "a drafter's projections from and to its target model's width (Gemma 4's assistants)",
+}
+
 MAX_REASONS = 12
 # Sub-configs hubdiff reads (or that hold no model); any other one with a model's keys is not counted
 _MODELLED_PARTS = frozenset(
@@ -282,6 +287,9 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons.append(
             f"mtp_hybrid_override_pattern {mtp_pattern!r} not understood (MTP layers taken as attention + MoE)"
         )
+    for key in _OUTER_NOT_MODELLED:  # outside the text config, so not among the keys scanned above
+        if cfg.raw.get(key) is not None and cfg.raw_text is not cfg.raw:
+            reasons.append(f"{key} not understood: {_OUTER_NOT_MODELLED[key]} not counted")
     for key, value in cfg.raw.items():  # an audio tower, a talker, a second model: not counted
         if key not in _MODELLED_PARTS and isinstance(value, dict) and _MODEL_KEYS & set(value):
             reasons.append(f"{key}: a further model (audio tower, talker, ...) that is not counted")
