@@ -381,13 +381,19 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
     arch = facts(cfg)[0]
     if arch.multi_query:  # GPT-BigCode: one KV head or as many as queries, whatever num_key_value_heads says
         kv = 1 if cfg.get("multi_query") is True else heads
-    if (
-        arch.falcon_switches
-        and cfg.get("multi_query") is True
-        and cfg.get("new_decoder_architecture") is not True
-    ):
-        kv = 1
+    if arch.falcon_switches:
+        kv = _falcon_kv_heads(cfg, heads)
     return heads, kv, hd, vd
+
+
+def _falcon_kv_heads(cfg: ArchConfig, heads: int) -> int:
+    """Falcon's KV heads as its attention sizes query_key_value: num_kv_heads under
+    new_decoder_architecture, else one with multi_query, else one per query head. transformers 5.25
+    also saves a derived num_key_value_heads, which need not agree once a switch is turned (the layout
+    follows the switches and num_kv_heads, never that copy)."""
+    if cfg.get("new_decoder_architecture") is True:
+        return cfg.number("num_kv_heads", default=heads) or heads
+    return 1 if cfg.get("multi_query") is not False else heads
 
 
 def _falcon_bias(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:
