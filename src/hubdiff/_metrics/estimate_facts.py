@@ -278,6 +278,11 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         qkv_bias=Switch(("use_bias",)), o_bias=Switch(("use_bias",)), mlp_bias=Switch(("use_bias",))
     ),
     "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias=NEVER),
+    # XGLM: the classic layout with biased q/k/v/out_proj; its sinusoidal positions are a buffer saved
+    # nowhere; cross-attention (add_cross_attention) is a layout it builds only for an encoder-decoder
+    "xglm": dataclasses.replace(
+        _CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, builds_only=(("add_cross_attention", False),)
+    ),
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
 }
