@@ -268,6 +268,7 @@ _SWITCHES = (
     "multi_query",
     "do_layer_norm_before",  # OPT-350M: post-LN, no final norm
     "enable_bias",
+    "use_post_norm",  # HyperCLOVA X's Peri-LN norms after each sub-layer
 )
 # class names of recurrent mixers (case kept: "GptOssMLP" holds no SSM)
 _RECURRENT_CLASS = re.compile(
