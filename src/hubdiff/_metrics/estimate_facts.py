@@ -101,6 +101,10 @@ class ArchitectureFacts:
     mamba_out_bias: Switch | None = None  # out_proj's own bias switch (Falcon-H1: projectors_bias)
     # a norm after each sub-layer's output as well, four a layer when on (HyperCLOVA X's use_post_norm)
     post_norms: Switch | None = None
+    # only the last layer's attention output is biased (GPT-NeoX-Japanese's dense_bias)
+    last_layer_o_bias: bool = False
+    # the dense MLP is hidden_size times this key wide (GPT-NeoX-Japanese's intermediate_multiple_size)
+    mlp_width_multiple: str | None = None
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -213,6 +217,16 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         _GPT2, qkv_bias=NEVER, nulls_mean_default=("intermediate_size",), unused_keys=("num_heads",)
     ),
     "gpt_neox": _CLASSIC,
+    # GPT-NeoX-Japanese: one unbiased query_key_value and dense, a plain unbiased MLP
+    # intermediate_multiple_size x hidden wide, and a dense_bias in the last layer alone
+    "gpt_neox_japanese": ArchitectureFacts(
+        gated_mlp=False,
+        norm_bias=True,
+        qkv_bias=NEVER,
+        o_bias=NEVER,
+        last_layer_o_bias=True,
+        mlp_width_multiple="intermediate_multiple_size",
+    ),
     "phi": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, norms_per_layer=1, head_bias=ALWAYS),
     "gptj": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
     "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
@@ -285,6 +299,8 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "xglm": dataclasses.replace(
         _CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, builds_only=(("add_cross_attention", False),)
     ),
+    # BioGPT: GPT-2's layout (biased q/k/v/out_proj and fc1/fc2) with a position table two rows longer
+    "biogpt": dataclasses.replace(_GPT2, learned_positions=2),
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
 }

@@ -97,7 +97,8 @@ def _attention(
             (a + "k_proj.bias", dt, (kv * hd,)),
             (a + "v_proj.bias", dt, (kv * vd,)),
         ]
-    if arch.o_bias.on(cfg) or _falcon_bias(cfg, arch):
+    last_biased = arch.last_layer_o_bias and layer.index == cfg.num_layers - 1
+    if arch.o_bias.on(cfg) or _falcon_bias(cfg, arch) or last_biased:
         out.append((a + "o_proj.bias", dt, (h,)))
     gating = cfg.get("gating") if arch.head_gate else None
     if gating is True or gating == "per-head":  # Laguna's softplus output gate, one a head

@@ -65,6 +65,9 @@ def _mlp(
         ]
     if layer.mlp == "dense":
         inter = dense_intermediate(cfg) // arch.mlp_width_divisor
+        multiple = cfg.get(arch.mlp_width_multiple) if arch.mlp_width_multiple else None
+        if isinstance(multiple, (int, float)) and not isinstance(multiple, bool):
+            inter = int(h * multiple)
         if arch.ffn_auto_adjust and cfg.get("block_auto_adjust_ff_dim") is not False:
             inter = _auto_adjusted(cfg, inter)
         if arch.sub_norms:
