@@ -208,6 +208,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     ),
     "mimo_v2_flash": ArchitectureFacts(router_bias=True, swa_kv_multiplier=2, swa_sinks=True, o_bias=NEVER),
     "apertus": ArchitectureFacts(qk_norm="head", gated_mlp=False, activation_params=4),
+    # Apertus 1.5's text model: Apertus's layer (its norms named attention_ / feedforward_layernorm);
+    # output_vocab_size (a pruned head) is left unread, so a config that sets it is marked
+    "apertus1p5_text": ArchitectureFacts(qk_norm="head", gated_mlp=False, activation_params=4),
     # the classic layouts: LayerNorms with biases, plain (not gated) biased MLPs, from each modeling file
     "gpt2": _GPT2,
     "gpt-sw3": _GPT2,

@@ -76,7 +76,8 @@ def _mlp(
                 (m + "ffn_sub_norm.weight", dt, (inter,)),
             ]
             return _dense(m, h, inter, dt, gated, bias) + norms
-        if arch.activation_params:
+        # the learned activation is the MLP's only with hidden_act xielu (Apertus: ACT2CLS["xielu"])
+        if arch.activation_params and cfg.get("hidden_act", default="xielu") == "xielu":
             act = [(m + "act_fn.parameters", dt, (arch.activation_params,))]
             return _dense(m, h, inter, dt, gated, bias) + act
         if arch.fused_gate_up and gated and not bias:
