@@ -269,6 +269,8 @@ _SWITCHES = (
     "do_layer_norm_before",  # OPT-350M: post-LN, no final norm
     "enable_bias",
     "use_post_norm",  # HyperCLOVA X's Peri-LN norms after each sub-layer
+    "use_sandwich_norm",  # LFM3's norms after each sub-layer
+    "use_attention_gate",  # LFM3's sigmoid gate per head
 )
 # class names of recurrent mixers (case kept: "GptOssMLP" holds no SSM)
 _RECURRENT_CLASS = re.compile(

@@ -105,6 +105,9 @@ class ArchitectureFacts:
     last_layer_o_bias: bool = False
     # the dense MLP is hidden_size times this key wide (GPT-NeoX-Japanese's intermediate_multiple_size)
     mlp_width_multiple: str | None = None
+    # a sigmoid output gate per head, g_proj [heads, hidden], where this switch is on (LFM3's
+    # use_attention_gate)
+    head_gate_switch: Switch = NEVER
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -281,6 +284,13 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # block_auto_adjust_ff_dim narrows
     "lfm2": ArchitectureFacts(
         qk_norm="head", ffn_auto_adjust=True, unused_keys=("full_attn_idxs", "conv_bias", "conv_L_cache")
+    ),
+    # LFM3: LFM2's short convolutions and per-head q/k norms, an MLP as wide as intermediate_size, the
+    # sandwich norms after each sub-layer (use_sandwich_norm) and a gate per head (use_attention_gate)
+    "lfm3": ArchitectureFacts(
+        qk_norm="head",
+        post_norms=Switch(("use_sandwich_norm",), True),
+        head_gate_switch=Switch(("use_attention_gate",), True),
     ),
     # Falcon-H1: Mamba-2 beside attention in every layer; the gated norm only with mamba_rms_norm, the
     # out_proj bias with projectors_bias; muP multipliers scale activations, they size nothing

@@ -105,6 +105,8 @@ def _attention(
         out.append((a + "g_proj.weight", dt, (heads, h)))
     elif gating == "per-element":
         out.append((a + "g_proj.weight", dt, (heads * hd, h)))
+    elif arch.head_gate_switch.on(cfg):
+        out.append((a + "g_proj.weight", dt, (heads, h)))
     if arch.diff_lambdas:
         out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
     norm = _qk_norm(cfg, arch)
