@@ -108,6 +108,8 @@ class ArchitectureFacts:
     # a sigmoid output gate per head, g_proj [heads, hidden], where this switch is on (LFM3's
     # use_attention_gate)
     head_gate_switch: Switch = NEVER
+    # an output gate per channel, gate_proj [heads x head_dim, hidden], with one bias per head (Beam)
+    channel_gate_head_bias: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -284,6 +286,11 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # block_auto_adjust_ff_dim narrows
     "lfm2": ArchitectureFacts(
         qk_norm="head", ffn_auto_adjust=True, unused_keys=("full_attn_idxs", "conv_bias", "conv_L_cache")
+    ),
+    # Beam: Gemma's four norms a layer, per-head q/k norms, a per-channel output gate biased per head, a
+    # router keeping its e_score_correction_bias
+    "beam": ArchitectureFacts(
+        qk_norm="head", norms_per_layer=4, router_bias=True, channel_gate_head_bias=True
     ),
     # LFM3: LFM2's short convolutions and per-head q/k norms, an MLP as wide as intermediate_size, the
     # sandwich norms after each sub-layer (use_sandwich_norm) and a gate per head (use_attention_gate)

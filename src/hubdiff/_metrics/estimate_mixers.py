@@ -107,6 +107,8 @@ def _attention(
         out.append((a + "g_proj.weight", dt, (heads * hd, h)))
     elif arch.head_gate_switch.on(cfg):
         out.append((a + "g_proj.weight", dt, (heads, h)))
+    if arch.channel_gate_head_bias:
+        out += [(a + "gate_proj.weight", dt, (heads * hd, h)), (a + "gate_bias", dt, (heads,))]
     if arch.diff_lambdas:
         out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
     norm = _qk_norm(cfg, arch)

@@ -10,7 +10,7 @@ the table."""
 SWEPT_TRANSFORMERS = "5.25.0"
 PROVEN_TYPES: frozenset[str] = frozenset(
     """
-    apertus apertus1p5_text arcee aria_text bamba biogpt bitnet bloom codegen cohere cohere2
+    apertus apertus1p5_text arcee aria_text bamba beam biogpt bitnet bloom codegen cohere cohere2
     cohere2_moe cwm dbrx deepseek_v2 deepseek_v3 deepseek_v32 diffllama dots1 ernie4_5 ernie4_5_moe
     exaone exaone4 exaone_moe falcon falcon_h1 falcon_mamba flex_olmo flint gemma gemma2 gemma3
     gemma3_text glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm_moe_dsa glmga gpt-sw3
