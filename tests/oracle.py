@@ -683,7 +683,19 @@ def _filled_sizes(cfg_obj: Any) -> dict[str, Any]:
             out["head_dim"] = hidden // heads
         if hasattr(cfg_obj, "num_key_value_heads") and cfg_obj.num_key_value_heads is None:
             out["num_key_value_heads"] = heads
+    out.update(_rope_per_layer_type(cfg_obj))
     return out
+
+
+def _rope_per_layer_type(cfg_obj: Any) -> dict[str, Any]:
+    """RoPE parameters for each layer type where a class reads them so but its defaults give none
+    (Cohere Compass's text model: ``rope_parameters[layer_type]``): the default RoPE for each. RoPE
+    keeps no tensor a checkpoint stores (its inv_freq is not persistent), so this sizes nothing."""
+    rope, types = getattr(cfg_obj, "rope_parameters", None), getattr(cfg_obj, "layer_types", None)
+    if not (isinstance(rope, dict) and not rope and isinstance(types, list) and types):
+        return {}
+    theta = getattr(cfg_obj, "default_theta", 10000.0)
+    return {"rope_parameters": {t: {"rope_type": "default", "rope_theta": theta} for t in sorted(set(types))}}
 
 
 def sweep_row(case: Case) -> Row:

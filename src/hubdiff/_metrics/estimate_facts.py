@@ -244,6 +244,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "cohere": ArchitectureFacts(norms_per_layer=1),
     "cohere2": ArchitectureFacts(norms_per_layer=1),
     "cohere2_moe": ArchitectureFacts(norms_per_layer=1),
+    "cohere_compass_text": ArchitectureFacts(norms_per_layer=1),  # Cohere's parallel block, one norm
     "olmo": ArchitectureFacts(norms_per_layer=0, final_norm=False),
     "falcon": ArchitectureFacts(gated_mlp=False, norm_bias=True, falcon_switches=True),
     "opt": ArchitectureFacts(gated_mlp=False, learned_positions=2, opt_switches=True),
