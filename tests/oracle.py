@@ -268,6 +268,9 @@ _SWITCHES = (
     "multi_query",
     "do_layer_norm_before",  # OPT-350M: post-LN, no final norm
     "enable_bias",
+    "use_post_norm",  # HyperCLOVA X's Peri-LN norms after each sub-layer
+    "use_sandwich_norm",  # LFM3's norms after each sub-layer
+    "use_attention_gate",  # LFM3's sigmoid gate per head
 )
 # class names of recurrent mixers (case kept: "GptOssMLP" holds no SSM)
 _RECURRENT_CLASS = re.compile(
@@ -333,6 +336,43 @@ def _shrunk_by_layer(out: dict[str, Any], n: int, limit: int) -> None:
             break
         kept -= 1
     out["num_kv_shared_layers"] = kept
+
+
+_LAYER_PART = re.compile(r"^n_\w+_layers$")  # Dory's n_input_layers + n_recurrent_layers + n_output_layers
+
+
+def _fitted_to_layers(value: Any) -> Any:
+    """A shrunk config whose layer-indexed keys are cut to its layer count too, for a class that checks
+    them against it: lists of layer indices (Kolibri's index_layers) keep the layers that remain, maps
+    keyed by layer index (Dots 3's per_layer_config) lose the others, and counts of consecutive parts of
+    the stack (Dory's n_*_layers) are rescaled to add up to it. Tried only where the shrunk config is
+    refused, so that no config that builds is changed."""
+    if isinstance(value, list):
+        return [_fitted_to_layers(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _fitted_to_layers(v) for k, v in value.items()}
+    counts = [
+        out[k] for k in _LAYER_COUNT_KEYS if isinstance(out.get(k), int) and not isinstance(out[k], bool)
+    ]
+    if not counts:
+        return out
+    n = counts[0]
+    for k, v in list(out.items()):
+        if k.endswith("layers") and isinstance(v, list) and v and all(type(i) is int for i in v):
+            if any(i >= n for i in v) and len(v) != n:
+                out[k] = [i for i in v if 0 <= i < n]
+        elif isinstance(v, dict) and v and all(str(i).isdigit() for i in v):
+            out[k] = {i: c for i, c in v.items() if int(i) < n}
+    parts = [k for k, v in out.items() if _LAYER_PART.match(k) and type(v) is int and v >= 0]
+    total = sum(out[k] for k in parts)
+    if len(parts) > 1 and total and total != n:
+        shares = {k: out[k] * n / total for k in parts}
+        fitted = {k: int(x) for k, x in shares.items()}
+        for k in sorted(parts, key=lambda k: fitted[k] - shares[k])[: n - sum(fitted.values())]:
+            fitted[k] += 1
+        out.update(fitted)
+    return out
 
 
 def _text_part(config: dict[str, Any]) -> dict[str, Any]:
@@ -455,6 +495,14 @@ def sweep_cases(model_type: str) -> tuple[list[Case], str]:
     for variation, raw in _variants(model_type, base):
         raw = {**raw, "model_type": model_type}
         cfg_obj, reason = build_config(raw)
+        if cfg_obj is None:  # refused once shrunk: its layer-indexed keys cut to the layers kept too
+            fitted = _fitted_to_layers(raw)
+            if fitted != raw:
+                again, refused = build_config(fitted)
+                if again is not None:
+                    raw, cfg_obj = fitted, again
+                else:
+                    reason = refused
         if cfg_obj is None:
             failures.append(f"{variation}: {reason}")
             continue
@@ -743,7 +791,19 @@ def _filled_sizes(cfg_obj: Any) -> dict[str, Any]:
             out["head_dim"] = hidden // heads
         if hasattr(cfg_obj, "num_key_value_heads") and cfg_obj.num_key_value_heads is None:
             out["num_key_value_heads"] = heads
+    out.update(_rope_per_layer_type(cfg_obj))
     return out
+
+
+def _rope_per_layer_type(cfg_obj: Any) -> dict[str, Any]:
+    """RoPE parameters for each layer type where a class reads them so but its defaults give none
+    (Cohere Compass's text model: ``rope_parameters[layer_type]``): the default RoPE for each. RoPE
+    keeps no tensor a checkpoint stores (its inv_freq is not persistent), so this sizes nothing."""
+    rope, types = getattr(cfg_obj, "rope_parameters", None), getattr(cfg_obj, "layer_types", None)
+    if not (isinstance(rope, dict) and not rope and isinstance(types, list) and types):
+        return {}
+    theta = getattr(cfg_obj, "default_theta", 10000.0)
+    return {"rope_parameters": {t: {"rope_type": "default", "rope_theta": theta} for t in sorted(set(types))}}
 
 
 def sweep_row(case: Case) -> Row:

@@ -217,7 +217,7 @@ def classify(
     if segset & _EMBED and not segset & _ATTN:
         return "embeddings", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
-        len(segments) == 2 and segments[0] == "head"
+        len(segments) == 2 and segments[0] in ("head", "output_projection")  # BioGPT's head
     ):
         return "output_head", layer
     last = segments[-1]

@@ -453,7 +453,7 @@ class ArchConfig:
 
     @property
     def num_heads(self) -> int | None:
-        return self.number("num_attention_heads", "n_head", "n_heads")
+        return self.number("num_attention_heads", "n_head", "n_heads", "attention_heads")
 
     @property
     def num_kv_heads(self) -> int | None:

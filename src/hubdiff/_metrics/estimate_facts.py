@@ -106,6 +106,17 @@ class ArchitectureFacts:
     # or global_head_dim and num_global_key_value_heads) whose values may be their keys
     # (attention_k_eq_v), and an MoE block beside the dense MLP (enable_moe_block)
     gemma_stack: int = 0
+    # a norm after each sub-layer's output as well, four a layer when on (HyperCLOVA X's use_post_norm)
+    post_norms: Switch | None = None
+    # only the last layer's attention output is biased (GPT-NeoX-Japanese's dense_bias)
+    last_layer_o_bias: bool = False
+    # the dense MLP is hidden_size times this key wide (GPT-NeoX-Japanese's intermediate_multiple_size)
+    mlp_width_multiple: str | None = None
+    # a sigmoid output gate per head, g_proj [heads, hidden], where this switch is on (LFM3's
+    # use_attention_gate)
+    head_gate_switch: Switch = NEVER
+    # an output gate per channel, gate_proj [heads x head_dim, hidden], with one bias per head (Beam)
+    channel_gate_head_bias: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -209,6 +220,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     ),
     "mimo_v2_flash": ArchitectureFacts(router_bias=True, swa_kv_multiplier=2, swa_sinks=True, o_bias=NEVER),
     "apertus": ArchitectureFacts(qk_norm="head", gated_mlp=False, activation_params=4),
+    # Apertus 1.5's text model: Apertus's layer (its norms named attention_ / feedforward_layernorm);
+    # output_vocab_size (a pruned head) is left unread, so a config that sets it is marked
+    "apertus1p5_text": ArchitectureFacts(qk_norm="head", gated_mlp=False, activation_params=4),
     # the classic layouts: LayerNorms with biases, plain (not gated) biased MLPs, from each modeling file
     "gpt2": _GPT2,
     "gpt-sw3": _GPT2,
@@ -219,6 +233,16 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     ),
     # GPT-NeoX, BLOOM and Persimmon store q, k and v as one query_key_value (and its bias)
     "gpt_neox": dataclasses.replace(_CLASSIC, fused_qkv=True),
+    # GPT-NeoX-Japanese: one unbiased query_key_value and dense, a plain unbiased MLP
+    # intermediate_multiple_size x hidden wide, and a dense_bias in the last layer alone
+    "gpt_neox_japanese": ArchitectureFacts(
+        gated_mlp=False,
+        norm_bias=True,
+        qkv_bias=NEVER,
+        o_bias=NEVER,
+        last_layer_o_bias=True,
+        mlp_width_multiple="intermediate_multiple_size",
+    ),
     "phi": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, norms_per_layer=1, head_bias=ALWAYS),
     "gptj": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
     "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
@@ -230,12 +254,13 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "cohere": ArchitectureFacts(norms_per_layer=1),
     "cohere2": ArchitectureFacts(norms_per_layer=1),
     "cohere2_moe": ArchitectureFacts(norms_per_layer=1),
+    "cohere_compass_text": ArchitectureFacts(norms_per_layer=1),  # Cohere's parallel block, one norm
     "olmo": ArchitectureFacts(norms_per_layer=0, final_norm=False),
     "falcon": ArchitectureFacts(gated_mlp=False, norm_bias=True, falcon_switches=True),
     "opt": ArchitectureFacts(gated_mlp=False, learned_positions=2, opt_switches=True),
     "nanochat": ArchitectureFacts(norms_per_layer=0, final_norm=False),  # weightless RMS norms
     "flex_olmo": _FULL_NORM,
-    "hyperclovax": ArchitectureFacts(norms_per_layer=4),
+    "hyperclovax": ArchitectureFacts(post_norms=Switch(("use_post_norm",), True)),
     "jais2": ArchitectureFacts(norm_bias=True, gated_mlp=False),
     "phimoe": ArchitectureFacts(norm_bias=True, head_bias=Switch(("lm_head_bias",))),
     "mellum": _HEAD_NORM,
@@ -273,6 +298,18 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "lfm2": ArchitectureFacts(
         qk_norm="head", ffn_auto_adjust=True, unused_keys=("full_attn_idxs", "conv_bias", "conv_L_cache")
     ),
+    # Beam: Gemma's four norms a layer, per-head q/k norms, a per-channel output gate biased per head, a
+    # router keeping its e_score_correction_bias
+    "beam": ArchitectureFacts(
+        qk_norm="head", norms_per_layer=4, router_bias=True, channel_gate_head_bias=True
+    ),
+    # LFM3: LFM2's short convolutions and per-head q/k norms, an MLP as wide as intermediate_size, the
+    # sandwich norms after each sub-layer (use_sandwich_norm) and a gate per head (use_attention_gate)
+    "lfm3": ArchitectureFacts(
+        qk_norm="head",
+        post_norms=Switch(("use_sandwich_norm",), True),
+        head_gate_switch=Switch(("use_attention_gate",), True),
+    ),
     # Falcon-H1: Mamba-2 beside attention in every layer; the gated norm only with mamba_rms_norm, the
     # out_proj bias with projectors_bias; muP multipliers scale activations, they size nothing
     "falcon_h1": ArchitectureFacts(
@@ -288,6 +325,13 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         qkv_bias=Switch(("use_bias",)), o_bias=Switch(("use_bias",)), mlp_bias=Switch(("use_bias",))
     ),
     "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias=NEVER),
+    # XGLM: the classic layout with biased q/k/v/out_proj; its sinusoidal positions are a buffer saved
+    # nowhere; cross-attention (add_cross_attention) is a layout it builds only for an encoder-decoder
+    "xglm": dataclasses.replace(
+        _CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, builds_only=(("add_cross_attention", False),)
+    ),
+    # BioGPT: GPT-2's layout (biased q/k/v/out_proj and fc1/fc2) with a position table two rows longer
+    "biogpt": dataclasses.replace(_GPT2, learned_positions=2),
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
     # Gemma 4: null expert sizes with enable_moe_block off mean no experts (the class builds none); a
@@ -411,13 +455,19 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
         kv = override.get("num_key_value_heads", kv)
     if arch.multi_query:  # GPT-BigCode: one KV head or as many as queries, whatever num_key_value_heads says
         kv = 1 if cfg.get("multi_query") is True else heads
-    if (
-        arch.falcon_switches
-        and cfg.get("multi_query") is True
-        and cfg.get("new_decoder_architecture") is not True
-    ):
-        kv = 1
+    if arch.falcon_switches:
+        kv = _falcon_kv_heads(cfg, heads)
     return heads, kv, hd, vd
+
+
+def _falcon_kv_heads(cfg: ArchConfig, heads: int) -> int:
+    """Falcon's KV heads as its attention sizes query_key_value: num_kv_heads under
+    new_decoder_architecture, else one with multi_query, else one per query head. transformers 5.25
+    also saves a derived num_key_value_heads, which need not agree once a switch is turned (the layout
+    follows the switches and num_kv_heads, never that copy)."""
+    if cfg.get("new_decoder_architecture") is True:
+        return cfg.number("num_kv_heads", default=heads) or heads
+    return 1 if cfg.get("multi_query") is not False else heads
 
 
 def _falcon_bias(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:

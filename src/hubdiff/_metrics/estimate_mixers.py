@@ -100,13 +100,18 @@ def _attention(
             (a + "k_proj.bias", dt, (kv * hd,)),
             (a + "v_proj.bias", dt, (kv * vd,)),
         ]
-    if arch.o_bias.on(cfg) or _falcon_bias(cfg, arch):
+    last_biased = arch.last_layer_o_bias and layer.index == cfg.num_layers - 1
+    if arch.o_bias.on(cfg) or _falcon_bias(cfg, arch) or last_biased:
         out.append((a + "o_proj.bias", dt, (h,)))
     gating = cfg.get("gating") if arch.head_gate else None
     if gating is True or gating == "per-head":  # Laguna's softplus output gate, one a head
         out.append((a + "g_proj.weight", dt, (heads, h)))
     elif gating == "per-element":
         out.append((a + "g_proj.weight", dt, (heads * hd, h)))
+    elif arch.head_gate_switch.on(cfg):
+        out.append((a + "g_proj.weight", dt, (heads, h)))
+    if arch.channel_gate_head_bias:
+        out += [(a + "gate_proj.weight", dt, (heads * hd, h)), (a + "gate_bias", dt, (heads,))]
     if arch.diff_lambdas:
         out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
     norm = _qk_norm(cfg, arch)

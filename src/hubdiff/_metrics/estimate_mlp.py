@@ -69,6 +69,9 @@ def _mlp(
         ]
     if layer.mlp == "dense":
         inter = dense_intermediate(cfg) // arch.mlp_width_divisor
+        multiple = cfg.get(arch.mlp_width_multiple) if arch.mlp_width_multiple else None
+        if isinstance(multiple, (int, float)) and not isinstance(multiple, bool):
+            inter = int(h * multiple)
         if arch.ffn_auto_adjust and cfg.get("block_auto_adjust_ff_dim") is not False:
             inter = _auto_adjusted(cfg, inter)
         if arch.sub_norms:
@@ -77,7 +80,8 @@ def _mlp(
                 (m + "ffn_sub_norm.weight", dt, (inter,)),
             ]
             return _dense(m, h, inter, dt, gated, bias) + norms
-        if arch.activation_params:
+        # the learned activation is the MLP's only with hidden_act xielu (Apertus: ACT2CLS["xielu"])
+        if arch.activation_params and cfg.get("hidden_act", default="xielu") == "xielu":
             act = [(m + "act_fn.parameters", dt, (arch.activation_params,))]
             return _dense(m, h, inter, dt, gated, bias) + act
         if arch.fused_gate_up and gated and not bias:
