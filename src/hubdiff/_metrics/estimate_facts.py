@@ -278,9 +278,15 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         qkv_bias=Switch(("use_bias",)), o_bias=Switch(("use_bias",)), mlp_bias=Switch(("use_bias",))
     ),
     "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias=NEVER),
+    # GLM-OCR's text model: GLM-4's four norms a layer and fused gate_up, no attention biases
+    "glm_ocr_text": ArchitectureFacts(norms_per_layer=4, fused_gate_up=True),
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
 }
+
+
+# PaddleOCR-VL's text model is ERNIE 4.5's: use_bias biases q, k, v, o and the MLP
+ARCHITECTURE_FACTS["paddleocr_vl_text"] = ARCHITECTURE_FACTS["ernie4_5"]
 
 
 # multimodal releases name the outer model; their text model's facts apply (read without transformers)
@@ -296,6 +302,8 @@ for _outer, _text in (
     ("glm4v", "glm4v_text"),
     ("mllama", "mllama_text_model"),
     ("glm4v_moe", "glm4v_moe_text"),
+    ("glm_ocr", "glm_ocr_text"),
+    ("paddleocr_vl", "paddleocr_vl_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 
