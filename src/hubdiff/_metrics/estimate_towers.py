@@ -384,6 +384,43 @@ def _llava_onevision1_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Trip
     )
 
 
+def _lfm3_vl(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """LFM3-VL: a linear patch embedding over temporal_patch_size frames, then LFM-style layers (a gated
+    depthwise 2-D convolution or grouped-query attention with per-head q/k RMS norms, as layer_types
+    says, and a SwiGLU MLP), and a projector of spatial_merge_size² patches normalized before merging."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    heads = _int(v.get("num_attention_heads"), 16) or 1
+    kv, hd = _int(v.get("num_key_value_heads"), heads), d // heads
+    patch, temporal = _int(v.get("patch_size"), 16), _int(v.get("temporal_patch_size"), 2)
+    channels, kernel = _int(v.get("in_channels"), 3), _int(v.get("conv_kernel_size"), 3)
+    merged = d * _int(v.get("spatial_merge_size"), 2) ** 2
+    types = v["layer_types"]
+    e = "model.vision_tower."
+    out = _linear(e + "patchifier", d, channels * temporal * patch * patch, False)
+    out += _norm(e + "embedding_norm", d, False)
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        if types[i] == "conv":
+            out += _linear(b + "conv.in_proj", 3 * d, d, False) + _linear(b + "conv.out_proj", d, d, False)
+            out += [(b + "conv.spatial_conv.weight", DT, (d, 1, kernel, kernel))]
+        else:
+            out += _linear(b + "self_attn.q_proj", heads * hd, d, False)
+            out += _linear(b + "self_attn.k_proj", kv * hd, d, False)
+            out += _linear(b + "self_attn.v_proj", kv * hd, d, False)
+            out += _linear(b + "self_attn.out_proj", d, heads * hd, False)
+            out += _norm(b + "self_attn.q_layernorm", hd, False) + _norm(
+                b + "self_attn.k_layernorm", hd, False
+            )
+        out += _linear(b + "feed_forward.w1", mlp, d, False) + _linear(b + "feed_forward.w3", mlp, d, False)
+        out += _linear(b + "feed_forward.w2", d, mlp, False)
+        out += _norm(b + "operator_norm", d, False) + _norm(b + "ffn_norm", d, False)
+    inner = _int(cfg.raw.get("projector_hidden_size"), 4096)
+    bias = cfg.raw.get("projector_bias", True) is not False
+    p = "model.multi_modal_projector."
+    out += _norm(p + "layer_norm", d) + _linear(p + "linear_1", inner, merged, bias)
+    return out + _linear(p + "linear_2", text_hidden, inner, bias)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -403,6 +440,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "got_ocr2": ("got_ocr2_vision", _got_ocr2),
     "pp_chart2table": ("pp_chart2table_vision", _got_ocr2),
     "llava_onevision1_5": ("llava_onevision1_5_vision", _llava_onevision1_5),
+    "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
@@ -413,6 +451,21 @@ def counted_parts(cfg: ArchConfig) -> frozenset[str]:
     """The outer config's further models that are counted with its tower: none unless it is modelled."""
     kind = tower_kind(cfg)
     return COUNTED_PARTS.get(kind, frozenset()) if kind else frozenset()
+
+
+# outer keys that add tensors no entry above writes: (outer model_type, key, what is not counted)
+_NOT_COUNTED = (("granite_docling", "density_router_hidden_size", "Granite-Docling's density router"),)
+
+
+def tower_doubts(cfg: ArchConfig) -> list[str]:
+    """What a modelled tower's architecture adds that is not counted, said as reasons: the outer
+    config's keys are not read for "not understood" marks as the text config's are."""
+    outer = tower_kind(cfg)
+    return [
+        f"{key}: {what} not counted"
+        for model_type, key, what in _NOT_COUNTED
+        if outer == model_type and cfg.raw.get(key) is not None
+    ]
 
 
 def tower_kind(cfg: ArchConfig) -> str | None:
@@ -431,6 +484,9 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("hidden_size", "num_hidden_layers")
     if not all(isinstance(v.get(k), int) and not isinstance(v.get(k), bool) for k in sizes):
         return None
+    types = v.get("layer_types")
+    if outer == "lfm3_vl" and not (isinstance(types, list) and len(types) >= v["num_hidden_layers"]):
+        return None  # each layer is a convolution or attention as layer_types says
     return outer
 
 

@@ -10,7 +10,7 @@ the table."""
 SWEPT_TRANSFORMERS = "5.25.0"
 PROVEN_TYPES: frozenset[str] = frozenset(
     """
-    apertus arcee aria aria_text bamba bitnet bloom codegen cohere cohere2 cohere2_moe
+    apertus arcee aria aria_text aya_vision bamba bitnet bloom codegen cohere cohere2 cohere2_moe
     cohere2_vision cwm dbrx deepseek_v2 deepseek_v3 deepseek_v32 diffllama dots1 ernie4_5
     ernie4_5_moe exaone exaone4 exaone_moe falcon_h1 falcon_mamba flex_olmo flint gemma gemma2
     gemma3 gemma3_text glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm_moe_dsa glm_ocr

@@ -24,7 +24,7 @@ from .config import (
     installed_transformers,
 )
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
-from .estimate_towers import counted_parts
+from .estimate_towers import counted_parts, tower_doubts
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
 from .proven import PROVEN_TYPES, SWEPT_TRANSFORMERS, SWEPT_TYPES
 
@@ -278,6 +278,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     if cfg.vision and vision_kind(cfg) is None:
         kind = cfg.vision.get("model_type") or "of this kind"
         reasons.append(f"vision tower {kind} not modelled: not counted")
+    reasons += tower_doubts(cfg)
     mtp_pattern = raw.get("mtp_hybrid_override_pattern")
     if mtp_pattern is not None and mtp_pattern != "*E":
         reasons.append(
