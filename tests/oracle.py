@@ -792,6 +792,24 @@ def _filled_sizes(cfg_obj: Any) -> dict[str, Any]:
         if hasattr(cfg_obj, "num_key_value_heads") and cfg_obj.num_key_value_heads is None:
             out["num_key_value_heads"] = heads
     out.update(_rope_per_layer_type(cfg_obj))
+    out.update(_divisible_heads(cfg_obj))
+    return out
+
+
+def _divisible_heads(cfg_obj: Any) -> dict[str, Any]:
+    """A sub-config whose default heads do not divide its width (Aya Vision's SigLIP: 1152 wide, 14
+    heads), given its own configuration class's default head count where that divides the width: the
+    head count sizes no tensor of these towers, and the class cannot be built otherwise."""
+    out: dict[str, Any] = {}
+    for key in getattr(cfg_obj, "sub_configs", None) or {}:
+        sub = getattr(cfg_obj, key, None)
+        hidden, heads = getattr(sub, "hidden_size", None), getattr(sub, "num_attention_heads", None)
+        if not (isinstance(hidden, int) and isinstance(heads, int) and heads > 0 and hidden % heads):
+            continue
+        with contextlib.suppress(Exception):
+            default = type(sub)().num_attention_heads
+            if isinstance(default, int) and default > 0 and hidden % default == 0:
+                out[key] = {**sub.to_diff_dict(), "num_attention_heads": default}
     return out
 
 

@@ -53,6 +53,8 @@ _VISION = {
     "vpm",
     "siglip",
     "image_newline",
+    "image_tower",  # Video-LLaVA: a CLIP tower for images and one for videos
+    "video_tower",
 }
 _PROJECTOR = {
     "mm_projector",
@@ -64,6 +66,7 @@ _PROJECTOR = {
     "mlp1",
     "vision_projection",
     "aligner",
+    "mlp_AR",  # PaddleOCR-VL's projector, at the top level
 }
 _SCALE_SUFFIXES = (
     "_scale_inv",

@@ -332,6 +332,8 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     ),
     # BioGPT: GPT-2's layout (biased q/k/v/out_proj and fc1/fc2) with a position table two rows longer
     "biogpt": dataclasses.replace(_GPT2, learned_positions=2),
+    # GLM-OCR's text model: GLM-4's four norms a layer and fused gate_up, no attention biases
+    "glm_ocr_text": ArchitectureFacts(norms_per_layer=4, fused_gate_up=True),
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
     # Gemma 4: null expert sizes with enable_moe_block off mean no experts (the class builds none); a
@@ -350,6 +352,10 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
 }
 
 
+# PaddleOCR-VL's text model is ERNIE 4.5's: use_bias biases q, k, v, o and the MLP
+ARCHITECTURE_FACTS["paddleocr_vl_text"] = ARCHITECTURE_FACTS["ernie4_5"]
+
+
 # multimodal releases name the outer model; their text model's facts apply (read without transformers)
 for _outer, _text in (
     ("qwen2_vl", "qwen2_vl_text"),
@@ -366,6 +372,8 @@ for _outer, _text in (
     ("gemma4", "gemma4_text"),
     ("gemma4_unified_text", "gemma4_text"),  # Gemma 4's stack without per-layer inputs and experts
     ("gemma4_unified", "gemma4_text"),
+    ("glm_ocr", "glm_ocr_text"),
+    ("paddleocr_vl", "paddleocr_vl_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .config import ArchConfig
 from .estimate_facts import Triple
 from .estimate_mlp import _dense
+from .estimate_towers import tower, tower_kind
 
 
 def _mllama_vision(v: dict, text_hidden: int, dt: str) -> list[Triple]:
@@ -87,6 +88,9 @@ def vision_kind(cfg: ArchConfig) -> str | None:
     v = cfg.vision
     if not v:
         return None
+    further = tower_kind(cfg)  # a tower modelled with its architecture's projector (estimate_towers)
+    if further is not None:
+        return further
     if isinstance(v.get("vt_hidden_size"), int):
         return "moonvit"
     if isinstance(v.get("vision_output_dim"), int) and v.get("pixel_shuffle_ratio"):
@@ -118,6 +122,8 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
     kind = vision_kind(cfg)
     if not v or kind is None:
         return []
+    if kind == tower_kind(cfg):
+        return tower(cfg, kind, text_hidden)
     dt = "BF16"
     if kind == "llama4":
         # Llama 4: CLIP-like blocks, a linear patch embedding, a pixel-shuffle adapter MLP, one projector

@@ -24,6 +24,7 @@ from .config import (
     installed_transformers,
 )
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
+from .estimate_towers import counted_parts, tower_doubts
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
 from .proven import PROVEN_TYPES, SWEPT_TRANSFORMERS, SWEPT_TYPES
 
@@ -282,6 +283,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     if cfg.vision and vision_kind(cfg) is None:
         kind = cfg.vision.get("model_type") or "of this kind"
         reasons.append(f"vision tower {kind} not modelled: not counted")
+    reasons += tower_doubts(cfg)
     mtp_pattern = raw.get("mtp_hybrid_override_pattern")
     if mtp_pattern is not None and mtp_pattern != "*E":
         reasons.append(
@@ -290,8 +292,9 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     for key in _OUTER_NOT_MODELLED:  # outside the text config, so not among the keys scanned above
         if cfg.raw.get(key) is not None and cfg.raw_text is not cfg.raw:
             reasons.append(f"{key} not understood: {_OUTER_NOT_MODELLED[key]} not counted")
+    counted = counted_parts(cfg)  # a resampler counted with its vision tower (Idefics2's perceiver)
     for key, value in cfg.raw.items():  # an audio tower, a talker, a second model: not counted
-        if key not in _MODELLED_PARTS and isinstance(value, dict) and _MODEL_KEYS & set(value):
+        if key not in _MODELLED_PARTS | counted and isinstance(value, dict) and _MODEL_KEYS & set(value):
             reasons.append(f"{key}: a further model (audio tower, talker, ...) that is not counted")
     # key names come from the Hub: bounded in length and number, so a hostile config cannot flood a report
     reasons = [r if len(r) <= 160 else r[:157] + "..." for r in reasons]

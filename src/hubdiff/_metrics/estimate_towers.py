@@ -1,0 +1,495 @@
+"""Vision towers and projectors of further multimodal architectures, keyed by the outer model_type.
+
+A tower is vouched for only beside the projector of the architecture it was read from: the same SigLIP
+tower feeds Idefics3's pixel-shuffle connector, Aria's cross-attention projector and LFM2-VL's MLP, and
+counting the tower without its projector would be a wrong figure with no word said. So an outer
+model_type is modelled only when its entry names both, and the tower family in its vision config is
+the one the entry was written from. Defaults of keys a config may leave out are the configuration
+classes' own (transformers' configuration_*.py), as elsewhere in the estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .config import MAX_DIM, VISION_CONFIG_KEYS, ArchConfig
+from .estimate_facts import Triple
+
+DT = "BF16"
+
+
+def _int(value: Any, default: int) -> int:
+    """A size as the class reads it: the config's when it is a bounded whole number, else the default."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_DIM:
+        return value
+    return default
+
+
+def _pair(cfg: ArchConfig, key: str, default: int) -> tuple[int, int]:
+    """A size a tower may give as one number or as [height, width] (InternViT's image_size)."""
+    tower = cfg.resolved_vision or next(
+        (cfg.raw[k] for k in VISION_CONFIG_KEYS if isinstance(cfg.raw.get(k), dict)), {}
+    )
+    value = tower.get(key)
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return _int(value[0], default), _int(value[1], default)
+    return _int(value, default), _int(value, default)
+
+
+def _norm(name: str, width: int, bias: bool = True) -> list[Triple]:
+    out: list[Triple] = [(name + ".weight", DT, (width,))]
+    return out + ([(name + ".bias", DT, (width,))] if bias else [])
+
+
+def _linear(name: str, out: int, into: int, bias: bool = True) -> list[Triple]:
+    return [(name + ".weight", DT, (out, into))] + ([(name + ".bias", DT, (out,))] if bias else [])
+
+
+def _siglip(v: dict, e: str, *, linear_patch: bool = False) -> list[Triple]:
+    """A SigLIP encoder (Idefics2/3, SmolVLM, PaddleOCR-VL and SigLIP 2 included): a biased patch
+    embedding (a convolution, or SigLIP 2's linear map of flattened patches), a learned position per
+    patch, CLIP-style blocks with biased out_proj, a final LayerNorm, and the attention-pooling head
+    when vision_use_head is set."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    patch, channels = _int(v.get("patch_size"), 16), _int(v.get("num_channels"), 3)
+    if linear_patch:
+        out: list[Triple] = [(e + "embeddings.patch_embedding.weight", DT, (d, channels * patch * patch))]
+        positions = _int(v.get("num_patches"), 256)
+    else:
+        out = [(e + "embeddings.patch_embedding.weight", DT, (d, channels, patch, patch))]
+        positions = (_int(v.get("image_size"), 224) // patch) ** 2
+    out += [(e + "embeddings.patch_embedding.bias", DT, (d,))]
+    out += [(e + "embeddings.position_embedding.weight", DT, (positions, d))]
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out += _linear(b + "self_attn." + proj, d, d)
+        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+        out += _norm(b + "layer_norm1", d) + _norm(b + "layer_norm2", d)
+    out += _norm(e + "post_layernorm", d)
+    if v.get("vision_use_head") is True:
+        p = e + "head."
+        out += [(p + "probe", DT, (1, 1, d))]
+        out += [
+            (p + "attention.in_proj_weight", DT, (3 * d, d)),
+            (p + "attention.in_proj_bias", DT, (3 * d,)),
+        ]
+        out += _linear(p + "attention.out_proj", d, d) + _norm(p + "layernorm", d)
+        out += _linear(p + "mlp.fc1", mlp, d) + _linear(p + "mlp.fc2", d, mlp)
+    return out
+
+
+def _clip(v: dict, e: str) -> list[Triple]:
+    """A CLIP encoder: an unbiased patch convolution, a class token and its position, a LayerNorm before
+    and after the blocks."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    patch, channels = _int(v.get("patch_size"), 32), _int(v.get("num_channels"), 3)
+    positions = (_int(v.get("image_size"), 224) // patch) ** 2 + 1
+    out: list[Triple] = [
+        (e + "embeddings.class_embedding", DT, (d,)),
+        (e + "embeddings.patch_embedding.weight", DT, (d, channels, patch, patch)),
+        (e + "embeddings.position_embedding.weight", DT, (positions, d)),
+    ]
+    out += _norm(e + "pre_layrnorm", d) + _norm(e + "post_layernorm", d)
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out += _linear(b + "self_attn." + proj, d, d)
+        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+        out += _norm(b + "layer_norm1", d) + _norm(b + "layer_norm2", d)
+    return out
+
+
+def _glm_ocr(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """GLM-OCR: GLM-4V's tower with per-head q/k RMS norms, a gated MLP intermediate_size wide (biased
+    with the attention), no learned positions; the merger's gated MLP is out_hidden_size x in_channels
+    wide, as the class builds it."""
+    d, out_h, depth = v["hidden_size"], v["out_hidden_size"], _int(v.get("depth"), 24)
+    mlp, heads = _int(v.get("intermediate_size"), 4096), _int(v.get("num_heads"), 16) or 1
+    patch, temporal = _int(v.get("patch_size"), 14), _int(v.get("temporal_patch_size"), 2)
+    channels, merge = _int(v.get("in_channels"), 3), _int(v.get("spatial_merge_size"), 2)
+    bias = v.get("attention_bias", True) is not False
+    e = "model.visual."
+    out: list[Triple] = [(e + "patch_embed.proj.weight", DT, (d, channels, temporal, patch, patch))]
+    out += [(e + "patch_embed.proj.bias", DT, (d,))]
+    for i in range(depth):
+        b = f"{e}blocks.{i}."
+        out += _norm(b + "norm1", d, False) + _norm(b + "norm2", d, False)
+        out += _linear(b + "attn.qkv", 3 * d, d, bias) + _linear(b + "attn.proj", d, d, bias)
+        out += _norm(b + "attn.q_norm", d // heads, False) + _norm(b + "attn.k_norm", d // heads, False)
+        out += _linear(b + "mlp.gate_proj", mlp, d, bias) + _linear(b + "mlp.up_proj", mlp, d, bias)
+        out += _linear(b + "mlp.down_proj", d, mlp, bias)
+    context = out_h * channels
+    out += _linear(e + "merger.proj", out_h, out_h, False) + _norm(e + "merger.post_projection_norm", out_h)
+    out += _linear(e + "merger.gate_proj", context, out_h, False)
+    out += _linear(e + "merger.up_proj", context, out_h, False)
+    out += _linear(e + "merger.down_proj", out_h, context, False)
+    out += [(e + "downsample.weight", DT, (out_h, d, merge, merge)), (e + "downsample.bias", DT, (out_h,))]
+    out += _norm(e + "post_layernorm", d, False)
+    return out
+
+
+def _idefics3(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Idefics3 and SmolVLM: SigLIP, then one unbiased projection of scale_factor² shuffled patches."""
+    shuffled = v["hidden_size"] * _int(cfg.raw.get("scale_factor"), 2) ** 2
+    return _siglip(v, "model.vision_model.") + _linear(
+        "model.connector.modality_projection.proj", text_hidden, shuffled, False
+    )
+
+
+def _idefics2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Idefics2: SigLIP, a gated MLP into the text width (the text model's intermediate_size wide), and a
+    perceiver resampler as wide as the text model (the class overrides the perceiver's own width)."""
+    d, inner = v["hidden_size"], _int(cfg.get("intermediate_size"), 14336)
+    p = cfg.raw.get("perceiver_config")
+    p = p if isinstance(p, dict) else {}
+    latents, depth = _int(p.get("resampler_n_latents"), 64), _int(p.get("resampler_depth"), 3)
+    heads, head_dim = _int(p.get("resampler_n_heads"), 16), _int(p.get("resampler_head_dim"), 96)
+    kv = _int(p.get("num_key_value_heads"), 4)
+    c = "model.connector."
+    out = _siglip(v, "model.vision_model.")
+    out += _linear(c + "modality_projection.gate_proj", inner, d, False)
+    out += _linear(c + "modality_projection.up_proj", inner, d, False)
+    out += _linear(c + "modality_projection.down_proj", text_hidden, inner, False)
+    r = c + "perceiver_resampler."
+    out += [(r + "latents", DT, (latents, text_hidden)), *_norm(r + "norm", text_hidden, False)]
+    for i in range(depth):
+        b = f"{r}layers.{i}."
+        for norm in ("input_latents_norm", "input_context_norm", "post_attention_layernorm"):
+            out += _norm(b + norm, text_hidden, False)
+        out += _linear(b + "self_attn.q_proj", heads * head_dim, text_hidden, False)
+        out += _linear(b + "self_attn.k_proj", kv * head_dim, text_hidden, False)
+        out += _linear(b + "self_attn.v_proj", kv * head_dim, text_hidden, False)
+        out += _linear(b + "self_attn.o_proj", text_hidden, heads * head_dim, False)
+        out += _linear(b + "mlp.gate_proj", 4 * text_hidden, text_hidden, False)
+        out += _linear(b + "mlp.up_proj", 4 * text_hidden, text_hidden, False)
+        out += _linear(b + "mlp.down_proj", text_hidden, 4 * text_hidden, False)
+    return out
+
+
+def _granite_docling(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Granite-Docling: SigLIP whose connector lives in the vision model: a coarse path (scale_factor)
+    and, with use_fine_route, a fine one (half the factor), each a projection and one DeepStack merger
+    per tapped layer; LayerNorms in, between and out, and a shared output projection."""
+    d, out_h = v["hidden_size"], _int(v.get("out_hidden_size"), 1024)
+    taps = v.get("deepstack_visual_indexes")
+    taps = len(taps) if isinstance(taps, list) else 0
+    e = "model.vision_model."
+    c = e + "connector."
+    out = _siglip(v, e) + _norm(c + "ln_in", d)
+    factor = _int(v.get("scale_factor"), 4)
+    paths = [("coarse", factor)] + ([("fine", factor // 2)] if v.get("use_fine_route", True) else [])
+    for path, f in paths:
+        merged = d * f * f
+        out += _linear(f"{c}{path}.projection", out_h, merged, False)
+        for i in range(taps):
+            m = f"{c}{path}.deepstack_mergers.{i}."
+            out += _norm(m + "layer_norm", merged) + _linear(m + "linear_1", out_h, merged)
+            out += _linear(m + "linear_2", out_h, out_h)
+    out += (
+        _norm(c + "ln_mid", out_h) + _linear(c + "mlp_fc2", out_h, out_h, False) + _norm(c + "ln_out", out_h)
+    )
+    return out
+
+
+def _aria(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Aria: SigLIP (Idefics3's), then learned queries cross-attending to the patches and an MLP into the
+    text width."""
+    d = v["hidden_size"]
+    queries = _int(cfg.raw.get("max_value_projector_patch_to_query_dict"), 256)
+    p = "multi_modal_projector."
+    out = [*_siglip(v, "vision_tower."), (p + "query", DT, (queries, d))]
+    out += [_linear(p + f"cross_attn.{x}", d, d, False)[0] for x in ("q_proj", "k_proj", "v_proj")]
+    a = p + "cross_attn.multihead_attn."
+    out += [(a + "in_proj_weight", DT, (3 * d, d)), (a + "in_proj_bias", DT, (3 * d,))]
+    out += _linear(a + "out_proj", d, d) + _linear(p + "cross_attn.linear", d, d)
+    out += _norm(p + "cross_attn.layer_norm", d) + _norm(p + "cross_attn.layer_norm_kv", d)
+    out += _norm(p + "layer_norm", d)
+    out += _linear(p + "feed_forward.linear_in", text_hidden, d, False)
+    out += _linear(p + "feed_forward.linear_out", text_hidden, text_hidden, False)
+    return out
+
+
+def _cohere2_vision(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Command A Vision: SigLIP, then a SwiGLU projector of downsample_factor² shuffled patches (its
+    second layer takes half of alignment_intermediate_size)."""
+    shuffled = v["hidden_size"] * _int(cfg.raw.get("downsample_factor"), 2) ** 2
+    inner = _int(cfg.raw.get("alignment_intermediate_size"), 36864)
+    p = "model.multi_modal_projector."
+    return (
+        _siglip(v, "model.vision_tower.")
+        + _linear(p + "linear_1", inner, shuffled)
+        + _linear(p + "linear_2", text_hidden, inner // 2)
+    )
+
+
+def _aya_vision(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Aya Vision: SigLIP, then a LayerNorm and a SwiGLU projector of downsample_factor² shuffled patches
+    (alignment_intermediate_size wide, the text width when unset)."""
+    shuffled = v["hidden_size"] * _int(cfg.raw.get("downsample_factor"), 2) ** 2
+    inner = _int(cfg.raw.get("alignment_intermediate_size"), text_hidden)
+    p = "model.multi_modal_projector."
+    return (
+        _siglip(v, "model.vision_tower.")
+        + _norm(p + "layernorm", shuffled)
+        + _linear(p + "linear_1", inner, shuffled)
+        + _linear(p + "linear_2", text_hidden, inner // 2)
+    )
+
+
+def _lfm2_vl(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """LFM2-VL: SigLIP 2 (linear patch embedding, num_patches positions), then an optional LayerNorm and
+    two projector layers over downsample_factor² unshuffled patches."""
+    shuffled = v["hidden_size"] * _int(cfg.raw.get("downsample_factor"), 2) ** 2
+    inner = _int(cfg.raw.get("projector_hidden_size"), 2560)
+    bias = cfg.raw.get("projector_bias", True) is not False
+    p = "model.multi_modal_projector."
+    out = _siglip(v, "model.vision_tower.", linear_patch=True)
+    if cfg.raw.get("projector_use_layernorm", True) is not False:
+        out += _norm(p + "layer_norm", shuffled)
+    return (
+        out
+        + _linear(p + "linear_1", inner, shuffled, bias)
+        + _linear(p + "linear_2", text_hidden, inner, bias)
+    )
+
+
+def _paddleocr_vl(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """PaddleOCR-VL: SigLIP, then a LayerNorm over the vision width and two layers over
+    spatial_merge_size² merged patches."""
+    d = v["hidden_size"]
+    merged = d * _int(v.get("spatial_merge_size"), 2) ** 2
+    return (
+        _siglip(v, "visual.vision_model.")
+        + _norm("mlp_AR.pre_norm", d)
+        + _linear("mlp_AR.linear_1", merged, merged)
+        + _linear("mlp_AR.linear_2", text_hidden, merged)
+    )
+
+
+def _video_llava(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Video-LLaVA: two CLIP towers of one config (images and videos), one LLaVA projector."""
+    taps = cfg.raw.get("vision_feature_layer", -2)
+    tapped = v["hidden_size"] * (len(taps) if isinstance(taps, list) else 1)
+    bias = cfg.raw.get("multimodal_projector_bias", True) is not False
+    p = "multi_modal_projector."
+    return (
+        _clip(v, "image_tower.")
+        + _clip(v, "video_tower.")
+        + _linear(p + "linear_1", text_hidden, tapped, bias)
+        + _linear(p + "linear_2", text_hidden, text_hidden, bias)
+    )
+
+
+def _internvl(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """InternVL: InternViT (a class token, learned positions, layer-scale vectors, q/k/v biased with
+    attention_bias, optional full-width q/k RMS norms, LayerNorm or RMSNorm blocks, a final LayerNorm
+    unless mean-pooled), then a LayerNorm and two layers over the (1 / downsample_ratio)² shuffled
+    patches."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    (ih, iw), (ph, pw) = _pair(cfg, "image_size", 448), _pair(cfg, "patch_size", 14)
+    channels = _int(v.get("num_channels"), 3)
+    layer_norm = v.get("norm_type", "layer_norm") == "layer_norm"
+    bias = v.get("attention_bias") is True
+    e = "vision_tower."
+    out: list[Triple] = [(e + "embeddings.cls_token", DT, (1, 1, d))]
+    if v.get("use_mask_token") is True:
+        out.append((e + "embeddings.mask_token", DT, (1, 1, d)))
+    if v.get("use_absolute_position_embeddings", True) is not False:
+        positions = (ih // ph) * (iw // pw) + 1 if ph and pw else 1
+        out.append((e + "embeddings.position_embeddings", DT, (1, positions, d)))
+    out += [(e + "embeddings.patch_embeddings.projection.weight", DT, (d, channels, ph, pw))]
+    out += [(e + "embeddings.patch_embeddings.projection.bias", DT, (d,))]
+    for i in range(depth):
+        b = f"{e}encoder.layer.{i}."
+        out += [(b + "lambda_1", DT, (d,)), (b + "lambda_2", DT, (d,))]
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out += _linear(b + "attention." + proj, d, d, bias)
+        out += _linear(b + "attention.projection_layer", d, d)
+        if v.get("use_qk_norm") is True:
+            out += _norm(b + "attention.q_norm", d, False) + _norm(b + "attention.k_norm", d, False)
+        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+        out += _norm(b + "layernorm_before", d, layer_norm) + _norm(b + "layernorm_after", d, layer_norm)
+    if v.get("use_mean_pooling", True) is False:
+        out += _norm(e + "layernorm", d)
+    ratio = cfg.raw.get("downsample_ratio", 0.5)
+    factor = int(1 / ratio) if isinstance(ratio, (int, float)) and 0 < ratio <= 1 else 2
+    shuffled = d * factor * factor
+    p = "multi_modal_projector."
+    out += _norm(p + "layer_norm", shuffled) + _linear(p + "linear_1", text_hidden, shuffled)
+    return out + _linear(p + "linear_2", text_hidden, text_hidden)
+
+
+def _got_ocr2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """GOT-OCR 2.0: a SAM encoder (absolute positions, windowed blocks with relative positions sized by
+    the window, global ones by the patch grid, a convolutional neck), then two strided convolutions
+    and a linear layer into the text width."""
+    d, depth = v["hidden_size"], v["num_hidden_layers"]
+    mlp, heads = _int(v.get("mlp_dim"), 3072), _int(v.get("num_attention_heads"), 12) or 1
+    patch, channels = _int(v.get("patch_size"), 16), _int(v.get("num_channels"), 3)
+    grid, window = _int(v.get("image_size"), 1024) // (patch or 1), _int(v.get("window_size"), 14)
+    neck = _int(v.get("output_channels"), 256)
+    global_layers = v.get("global_attn_indexes")
+    global_layers = global_layers if isinstance(global_layers, list) else []
+    e = "vision_tower."
+    out: list[Triple] = []
+    if v.get("use_abs_pos", True) is not False:
+        out.append((e + "pos_embed", DT, (1, grid, grid, d)))
+    out += [(e + "patch_embed.projection.weight", DT, (d, channels, patch, patch))]
+    out += [(e + "patch_embed.projection.bias", DT, (d,))]
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += _norm(b + "layer_norm1", d) + _norm(b + "layer_norm2", d)
+        if v.get("use_rel_pos", True) is not False:
+            size = grid if i in global_layers or window == 0 else window
+            out += [(b + "attn.rel_pos_h", DT, (2 * size - 1, d // heads))]
+            out += [(b + "attn.rel_pos_w", DT, (2 * size - 1, d // heads))]
+        out += _linear(b + "attn.qkv", 3 * d, d, v.get("qkv_bias", True) is not False)
+        out += (
+            _linear(b + "attn.proj", d, d) + _linear(b + "mlp.lin1", mlp, d) + _linear(b + "mlp.lin2", d, mlp)
+        )
+    out += [(e + "neck.conv1.weight", DT, (neck, d, 1, 1)), *_norm(e + "neck.layer_norm1", neck)]
+    out += [(e + "neck.conv2.weight", DT, (neck, neck, 3, 3)), *_norm(e + "neck.layer_norm2", neck)]
+    p = "multi_modal_projector."
+    out += [(p + "conv_upsampler1.weight", DT, (2 * neck, neck, 3, 3))]
+    out += [(p + "conv_upsampler2.weight", DT, (text_hidden, 2 * neck, 3, 3))]
+    return out + _linear(p + "multimodal_projector", text_hidden, text_hidden)
+
+
+def _llava_onevision1_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """LLaVA-OneVision-1.5: a RICE ViT (unbiased patch convolution, a class token with its own rotary
+    frequencies, LayerNorm before the blocks, fused biased qkv, plain MLP), then a merger of
+    spatial_merge_size² patches into out_hidden_size."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], _int(v.get("depth"), 24)
+    heads = _int(v.get("num_heads"), 16) or 1
+    patch, channels = _int(v.get("patch_size"), 14), _int(v.get("in_channels"), 3)
+    merged = d * _int(v.get("spatial_merge_size"), 2) ** 2
+    out_h = _int(v.get("out_hidden_size"), text_hidden)
+    e = "visual."
+    out: list[Triple] = [(e + "patch_embed.proj.weight", DT, (d, channels, patch, patch))]
+    out += [(e + "class_embedding", DT, (d,)), (e + "class_pos_emb", DT, (1, d // heads // 2))]
+    out += _norm(e + "pre_layernorm", d)
+    for i in range(depth):
+        b = f"{e}blocks.{i}."
+        out += _norm(b + "norm1", d) + _norm(b + "norm2", d)
+        out += _linear(b + "attn.qkv", 3 * d, d) + _linear(b + "attn.proj", d, d)
+        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+    m = e + "merger."
+    return (
+        out
+        + _norm(m + "ln_q", d)
+        + _linear(m + "mlp.0", merged, merged)
+        + _linear(m + "mlp.2", out_h, merged)
+    )
+
+
+def _lfm3_vl(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """LFM3-VL: a linear patch embedding over temporal_patch_size frames, then LFM-style layers (a gated
+    depthwise 2-D convolution or grouped-query attention with per-head q/k RMS norms, as layer_types
+    says, and a SwiGLU MLP), and a projector of spatial_merge_size² patches normalized before merging."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    heads = _int(v.get("num_attention_heads"), 16) or 1
+    kv, hd = _int(v.get("num_key_value_heads"), heads), d // heads
+    patch, temporal = _int(v.get("patch_size"), 16), _int(v.get("temporal_patch_size"), 2)
+    channels, kernel = _int(v.get("in_channels"), 3), _int(v.get("conv_kernel_size"), 3)
+    merged = d * _int(v.get("spatial_merge_size"), 2) ** 2
+    types = v["layer_types"]
+    e = "model.vision_tower."
+    out = _linear(e + "patchifier", d, channels * temporal * patch * patch, False)
+    out += _norm(e + "embedding_norm", d, False)
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        if types[i] == "conv":
+            out += _linear(b + "conv.in_proj", 3 * d, d, False) + _linear(b + "conv.out_proj", d, d, False)
+            out += [(b + "conv.spatial_conv.weight", DT, (d, 1, kernel, kernel))]
+        else:
+            out += _linear(b + "self_attn.q_proj", heads * hd, d, False)
+            out += _linear(b + "self_attn.k_proj", kv * hd, d, False)
+            out += _linear(b + "self_attn.v_proj", kv * hd, d, False)
+            out += _linear(b + "self_attn.out_proj", d, heads * hd, False)
+            out += _norm(b + "self_attn.q_layernorm", hd, False) + _norm(
+                b + "self_attn.k_layernorm", hd, False
+            )
+        out += _linear(b + "feed_forward.w1", mlp, d, False) + _linear(b + "feed_forward.w3", mlp, d, False)
+        out += _linear(b + "feed_forward.w2", d, mlp, False)
+        out += _norm(b + "operator_norm", d, False) + _norm(b + "ffn_norm", d, False)
+    inner = _int(cfg.raw.get("projector_hidden_size"), 4096)
+    bias = cfg.raw.get("projector_bias", True) is not False
+    p = "model.multi_modal_projector."
+    out += _norm(p + "layer_norm", d) + _linear(p + "linear_1", inner, merged, bias)
+    return out + _linear(p + "linear_2", text_hidden, inner, bias)
+
+
+Tower = Callable[[ArchConfig, dict, int], list[Triple]]
+
+# outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
+TOWERS: dict[str, tuple[str, Tower]] = {
+    "glm_ocr": ("glm_ocr_vision", _glm_ocr),
+    "idefics3": ("idefics3_vision", _idefics3),
+    "smolvlm": ("smolvlm_vision", _idefics3),
+    "idefics2": ("idefics2_vision", _idefics2),
+    "granite_docling": ("granite_docling_vision", _granite_docling),
+    "aria": ("idefics3_vision", _aria),
+    "cohere2_vision": ("siglip_vision_model", _cohere2_vision),
+    "aya_vision": ("siglip_vision_model", _aya_vision),
+    "lfm2_vl": ("siglip2_vision_model", _lfm2_vl),
+    "paddleocr_vl": ("paddleocr_vl_vision", _paddleocr_vl),
+    "video_llava": ("clip_vision_model", _video_llava),
+    "internvl": ("internvl_vision", _internvl),
+    "got_ocr2": ("got_ocr2_vision", _got_ocr2),
+    "pp_chart2table": ("pp_chart2table_vision", _got_ocr2),
+    "llava_onevision1_5": ("llava_onevision1_5_vision", _llava_onevision1_5),
+    "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
+}
+
+# further models of an outer config a tower above counts (Idefics2's perceiver resampler)
+COUNTED_PARTS: dict[str, frozenset[str]] = {"idefics2": frozenset({"perceiver_config"})}
+
+
+def counted_parts(cfg: ArchConfig) -> frozenset[str]:
+    """The outer config's further models that are counted with its tower: none unless it is modelled."""
+    kind = tower_kind(cfg)
+    return COUNTED_PARTS.get(kind, frozenset()) if kind else frozenset()
+
+
+# outer keys that add tensors no entry above writes: (outer model_type, key, what is not counted)
+_NOT_COUNTED = (("granite_docling", "density_router_hidden_size", "Granite-Docling's density router"),)
+
+
+def tower_doubts(cfg: ArchConfig) -> list[str]:
+    """What a modelled tower's architecture adds that is not counted, said as reasons: the outer
+    config's keys are not read for "not understood" marks as the text config's are."""
+    outer = tower_kind(cfg)
+    return [
+        f"{key}: {what} not counted"
+        for model_type, key, what in _NOT_COUNTED
+        if outer == model_type and cfg.raw.get(key) is not None
+    ]
+
+
+def tower_kind(cfg: ArchConfig) -> str | None:
+    """The outer model_type when its tower and projector are modelled here, else None."""
+    v = cfg.vision
+    outer = str(cfg.raw.get("model_type") or "")
+    entry = TOWERS.get(outer)
+    if not v or entry is None or str(v.get("model_type") or "") != entry[0]:
+        return None
+    sizes: tuple[str, ...] = ("hidden_size", "intermediate_size", "num_hidden_layers")
+    if outer == "glm_ocr":
+        sizes = ("hidden_size", "out_hidden_size")
+    elif outer == "llava_onevision1_5":
+        sizes = ("hidden_size", "intermediate_size")
+    elif outer == "got_ocr2" or outer == "pp_chart2table":
+        sizes = ("hidden_size", "num_hidden_layers")
+    if not all(isinstance(v.get(k), int) and not isinstance(v.get(k), bool) for k in sizes):
+        return None
+    types = v.get("layer_types")
+    if outer == "lfm3_vl" and not (isinstance(types, list) and len(types) >= v["num_hidden_layers"]):
+        return None  # each layer is a convolution or attention as layer_types says
+    return outer
+
+
+def tower(cfg: ArchConfig, kind: str, text_hidden: int) -> list[Triple]:
+    v = cfg.vision
+    return TOWERS[kind][1](cfg, v, text_hidden) if v else []
