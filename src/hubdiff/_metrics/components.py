@@ -134,6 +134,11 @@ _LINEAR_NAMES = {
     "conv_1d",
     "time_decay",  # RWKV's time mixing
     "time_first",
+    "output_gate",  # MiniMax's lightning attention: its gate and its persistent decay tables
+    "slope_rate",
+    "query_decay",
+    "key_decay",
+    "diagonal_decay",
 }
 _MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block"}
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)

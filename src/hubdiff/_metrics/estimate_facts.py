@@ -99,6 +99,8 @@ class ArchitectureFacts:
     conv_bias: Switch = Switch(("use_conv_bias", "mamba_conv_bias"), True)  # the Mamba convolution's bias
     mamba_norm: Switch = ALWAYS  # Mamba-2's gated norm before out_proj (Falcon-H1: mamba_rms_norm)
     mamba_out_bias: Switch | None = None  # out_proj's own bias switch (Falcon-H1: projectors_bias)
+    # lightning attention keeps its decay tables (per head, block_size long) as persistent buffers (MiniMax)
+    lightning_decay_buffers: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -280,6 +282,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias=NEVER),
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
+    "minimax": ArchitectureFacts(lightning_decay_buffers=True),
 }
 
 

@@ -54,12 +54,21 @@ def _attention(
     if kind == "lightning":
         heads, hd = cfg.num_heads or 0, cfg.head_dim or 0
         la = p + "self_attn."
-        return [
+        lightning: list[Triple] = [
             (la + "qkv_proj.weight", dt, (3 * heads * hd, h)),
             (la + "output_gate.weight", dt, (heads * hd, h)),
             (la + "norm.weight", dt, (heads * hd,)),
             (la + "out_proj.weight", dt, (h, heads * hd)),
         ]
+        if arch.lightning_decay_buffers:  # MiniMaxLightningAttention's slope and decay tables
+            block = cfg.number("block_size", default=256) or 256
+            lightning += [
+                (la + "slope_rate", dt, (heads, 1, 1)),
+                (la + "query_decay", dt, (heads, block, 1)),
+                (la + "key_decay", dt, (heads, block, 1)),
+                (la + "diagonal_decay", dt, (1, heads, block, block)),
+            ]
+        return lightning
     if kind == "none":
         return []
     heads, kv, hd, vd = layer_heads(cfg, layer)

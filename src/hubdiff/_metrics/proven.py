@@ -17,7 +17,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     gpt_neox gpt_oss gptj granite granite_swa granitemoe granitemoe_swa granitemoehybrid
     granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe hy_v3 internlm3 iquestcoder jais2 jamba
     kimi_k25 kimi_linear kolibri1 laguna lara_mini lfm2 lighton_ocr llama llama4 llama4_text llava
-    llava_next llava_next_video llava_onevision mamba mamba2 mellum mimo_v2_flash minicpm3
+    llava_next llava_next_video llava_onevision mamba mamba2 mellum mimo_v2_flash minicpm3 minimax
     minimax_m2 ministral ministral3 mistral mistral3 mistral4 mixtral mllama mpt nanochat nemotron
     nemotron_h olmo olmo2 olmo3 olmo_hybrid olmoe openai-gpt opt paligemma persimmon phi phi3 phimoe
     qwen2 qwen2_5_vl qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe qwen3_5_moe_text qwen3_5_text
