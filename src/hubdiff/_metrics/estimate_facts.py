@@ -101,6 +101,7 @@ class ArchitectureFacts:
     mamba_out_bias: Switch | None = None  # out_proj's own bias switch (Falcon-H1: projectors_bias)
     # lightning attention keeps its decay tables (per head, block_size long) as persistent buffers (MiniMax)
     lightning_decay_buffers: bool = False
+    attention_gate_proj: bool = False  # a gate_proj beside q/k/v gates the attention output per channel (AFMoE)
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -265,6 +266,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "lfm2": ArchitectureFacts(
         qk_norm="head", ffn_auto_adjust=True, unused_keys=("full_attn_idxs", "conv_bias", "conv_L_cache")
     ),
+    # LFM2-MoE: LFM2's mixers; num_dense_layers dense MLPs intermediate_size wide (not narrowed), then
+    # experts routed with a sigmoid whose expert_bias buffer use_expert_bias keeps
+    "lfm2_moe": ArchitectureFacts(qk_norm="head", unused_keys=("conv_bias", "conv_L_cache")),
     # Falcon-H1: Mamba-2 beside attention in every layer; the gated norm only with mamba_rms_norm, the
     # out_proj bias with projectors_bias; muP multipliers scale activations, they size nothing
     "falcon_h1": ArchitectureFacts(
@@ -283,6 +287,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
     "minimax": ArchitectureFacts(lightning_decay_buffers=True),
+    # AFMoE: per-head q/k norms, a sigmoid gate_proj on the attention output, four norms a layer, an
+    # expert_bias beside each router (modeling_afmoe.py)
+    "afmoe": ArchitectureFacts(qk_norm="head", attention_gate_proj=True, norms_per_layer=4, router_bias=True),
 }
 
 

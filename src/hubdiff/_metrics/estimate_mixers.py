@@ -113,6 +113,8 @@ def _attention(
         out.append((a + "g_proj.weight", dt, (heads, h)))
     elif gating == "per-element":
         out.append((a + "g_proj.weight", dt, (heads * hd, h)))
+    if arch.attention_gate_proj:
+        out.append((a + "gate_proj.weight", dt, (heads * hd, h)))
     if arch.diff_lambdas:
         out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
     norm = _qk_norm(cfg, arch)

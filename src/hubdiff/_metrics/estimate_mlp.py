@@ -88,7 +88,9 @@ def _mlp(
     latent = cfg.number("moe_latent_size")
     eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
     out: list[Triple] = [(m + "gate.weight", dt, (experts, h))]
-    router_bias = cfg.get("use_routing_bias", "moe_router_enable_expert_bias") is True or arch.router_bias
+    router_bias = (
+        cfg.get("use_routing_bias", "moe_router_enable_expert_bias", "use_expert_bias") is True or arch.router_bias
+    )
     if cfg.get("topk_method") == "noaux_tc" or (router_bias and not arch.expert_bias):
         out.append((m + "gate.e_score_correction_bias", "F32", (experts,)))
     if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias

@@ -316,7 +316,7 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     if period:  # Jamba: every period-th layer from expert_layer_offset is MoE
         offset = cfg.number("expert_layer_offset", default=0) or 0
         return ["moe" if i >= offset and (i - offset) % period == 0 else "dense" for i in range(n)]
-    first_dense = cfg.number("first_k_dense_replace", default=0) or 0
+    first_dense = cfg.number("first_k_dense_replace", "num_dense_layers", default=0) or 0  # AFMoE, LFM2-MoE
     moe_every = int(cfg.number("moe_layer_freq", default=1) or 1)
     step = cfg.number("decoder_sparse_step", "interleave_moe_layer_step", default=1) or 1
     only_dense = set(cfg.int_list("mlp_only_layers") or [])

@@ -194,7 +194,9 @@ _NULL_MEANS_NONE = frozenset(
 
 # Keys a configuration class of transformers turns into its layer_types (Cohere2-MoE's pattern of the
 # dense prefix layers): understood when the config was read through that class, whose layer_types are read
-_RESOLVED_INTO_LAYER_TYPES = frozenset({"prefix_dense_sliding_window_pattern"})
+_RESOLVED_INTO_LAYER_TYPES = frozenset(
+    {"prefix_dense_sliding_window_pattern", "global_attn_every_n_layers"}  # Cohere2-MoE; AFMoE
+)
 
 MAX_REASONS = 12
 # Sub-configs hubdiff reads (or that hold no model); any other one with a model's keys is not counted
