@@ -225,8 +225,13 @@ def classify(
         return "hyper_connections", layer
     if segments[-1] in ("e_score_correction_bias", "expert_bias"):  # the router's, wherever kept (Laguna)
         return "routers", layer
+    if "experts" in segset and "self_attention" in segset and len(shape) < 3:
+        # JetMoE's mixture of attention: its router routes, its output bias is attention's
+        return ("routers" if "router" in segset else "attention"), layer
     if "experts" in segset or "routed_experts" in segset:
         return "routed_experts", layer
+    if segset & {"input_linear", "output_linear"} and segset & _MLP and len(shape) == 3:
+        return "routed_experts", layer  # JetMoE's MoE: fused [experts, ...] projections under "mlp"
     if segset & {"block_sparse_moe", "moe"} and len(shape) == 3:  # fused [experts, ...] (GraniteMoE)
         return "routed_experts", layer
     if segset & {"shared_experts", "shared_expert", "shared_mlp"}:

@@ -102,6 +102,9 @@ class ArchitectureFacts:
     # lightning attention keeps its decay tables (per head, block_size long) as persistent buffers (MiniMax)
     lightning_decay_buffers: bool = False
     attention_gate_proj: bool = False  # a gate_proj beside q/k/v gates the attention output per channel (AFMoE)
+    # JetMoE: a mixture of attention experts (each a query and an output projection, routed top-k like
+    # the MLP's experts) over one shared kv_proj; the MoE and the MoA each add a bias to their output
+    mixture_of_attention: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -287,6 +290,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
     "minimax": ArchitectureFacts(lightning_decay_buffers=True),
+    "jetmoe": ArchitectureFacts(mixture_of_attention=True),
     # AFMoE: per-head q/k norms, a sigmoid gate_proj on the attention output, four norms a layer, an
     # expert_bias beside each router (modeling_afmoe.py)
     "afmoe": ArchitectureFacts(qk_norm="head", attention_gate_proj=True, norms_per_layer=4, router_bias=True),

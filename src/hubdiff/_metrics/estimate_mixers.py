@@ -72,6 +72,8 @@ def _attention(
     if kind == "none":
         return []
     heads, kv, hd, vd = layer_heads(cfg, layer)
+    if arch.mixture_of_attention:
+        return _mixture_of_attention(cfg, p + "self_attention.", h, kv * hd, dt)
     if kind == "cross":
         x = p + "cross_attn."
         return [
@@ -134,6 +136,21 @@ def _attention(
     if layer.parallel_ssm:
         out += _mamba(cfg, p + "mamba.", h, dt)
     return out
+
+
+def _mixture_of_attention(cfg: ArchConfig, a: str, h: int, width: int, dt: str) -> list[Triple]:
+    """JetMoE's MoA (modeling_jetmoe.py: JetMoeMoA): every expert a query projection into, and an output
+    projection out of, the kv_channels x num_key_value_heads wide space that one kv_proj shares; a token
+    uses top-k of them, so they are counted with the routed experts, the router with the routers."""
+    experts = cfg.num_experts or 0
+    e = a + "experts."
+    return [
+        (e + "input_linear.weight", dt, (experts, width, h)),
+        (e + "output_linear.weight", dt, (experts, h, width)),
+        (e + "bias", dt, (h,)),
+        (e + "router.layer.weight", dt, (experts, h)),
+        (a + "kv_proj.weight", dt, (2 * width, h)),
+    ]
 
 
 def _zamba(

@@ -106,6 +106,8 @@ def _mlp(
             (m + "experts.gate_up_proj", dt, (experts, up_rows, eh)),
             (m + "experts.down_proj", dt, (experts, eh, inter)),
         ]
+    if arch.mixture_of_attention:  # JetMoE's MoE adds one bias to its output, whichever experts ran
+        out.append((m + "bias", dt, (h,)))
     if arch.expert_bias:
         out += [
             (m + "experts.gate_up_proj_bias", dt, (experts, up_rows)),

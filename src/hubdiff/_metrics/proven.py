@@ -16,7 +16,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm_moe_dsa glmga gpt-sw3 gpt2 gpt_bigcode gpt_neo
     gpt_neox gpt_oss gptj granite granite_swa granitemoe granitemoe_swa granitemoehybrid
     granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe hy_v3 internlm3 iquestcoder jais2 jamba
-    kimi_k25 kimi_linear kolibri1 laguna lara_mini lfm2 lfm2_moe lighton_ocr llama llama4
+    jetmoe kimi_k25 kimi_linear kolibri1 laguna lara_mini lfm2 lfm2_moe lighton_ocr llama llama4
     llama4_text llava llava_next llava_next_video llava_onevision mamba mamba2 mellum mimo_v2_flash
     minicpm3 minimax minimax_m2 ministral ministral3 mistral mistral3 mistral4 mixtral mllama mpt
     nanochat nemotron nemotron_h olmo olmo2 olmo3 olmo_hybrid olmoe openai-gpt opt paligemma
