@@ -443,7 +443,11 @@ def _checks(
         if expected != seen:
             out.append(Check(subject, _layers_text(expected), _layers_text(seen)))
 
-    compare("DSA indexer", {x.index for x in main if x.attention == "dsa" and x.indexer == "own"}, "indexer")
+    compare(  # DSA layers and DeepSeek-V4's sparse compressed ones
+        "DSA indexer",
+        {x.index for x in main if x.attention in ("dsa", "compressed") and x.indexer == "own"},
+        "indexer",
+    )
     compare(
         "linear attention",
         {x.index for x in main if x.attention in LINEAR_KINDS or x.parallel_ssm},

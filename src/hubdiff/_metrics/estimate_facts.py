@@ -101,10 +101,15 @@ class ArchitectureFacts:
     mamba_out_bias: Switch | None = None  # out_proj's own bias switch (Falcon-H1: projectors_bias)
     # lightning attention keeps its decay tables (per head, block_size long) as persistent buffers (MiniMax)
     lightning_decay_buffers: bool = False
-    attention_gate_proj: bool = False  # a gate_proj beside q/k/v gates the attention output per channel (AFMoE)
+    # a gate_proj beside q, k and v gates the attention output per channel (AFMoE)
+    attention_gate_proj: bool = False
     # JetMoE: a mixture of attention experts (each a query and an output projection, routed top-k like
     # the MLP's experts) over one shared kv_proj; the MoE and the MoA each add a bias to their output
     mixture_of_attention: bool = False
+    # DeepSeek-V4: every layer's attention a low-rank query over one KV head with a grouped output
+    # projection, compressed layers adding a compressor (and the sparse ones an indexer); its first
+    # MoE layers route by a token-id table (tid2eid) in place of a router bias
+    compressed_attention: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -291,6 +296,10 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "granitemoe_swa": ArchitectureFacts(sinks=True),
     "minimax": ArchitectureFacts(lightning_decay_buffers=True),
     "jetmoe": ArchitectureFacts(mixture_of_attention=True),
+    # DeepSeek-V4: mlp_bias biases the shared expert; attention_bias biases nothing
+    "deepseek_v4": ArchitectureFacts(
+        compressed_attention=True, router_bias=True, shared_expert_bias=True, unused_keys=("attention_bias",)
+    ),
     # AFMoE: per-head q/k norms, a sigmoid gate_proj on the attention output, four norms a layer, an
     # expert_bias beside each router (modeling_afmoe.py)
     "afmoe": ArchitectureFacts(qk_norm="head", attention_gate_proj=True, norms_per_layer=4, router_bias=True),

@@ -20,6 +20,8 @@ def _attention(
     kind = layer.attention
     if block is not None and block.attention != "attention":
         return [(p + "attn_linear.weight", dt, (h, h))] if block.attention == "linear" else []
+    if arch.compressed_attention:
+        return _compressed_attention(cfg, layer, p + "attn.", h, dt)
     if kind in ("mla", "dsa"):
         return _mla(cfg, arch, layer, a, h, dt)
     if kind == "kda":
@@ -136,6 +138,51 @@ def _attention(
     if layer.parallel_ssm:
         out += _mamba(cfg, p + "mamba.", h, dt)
     return out
+
+
+def _compressed_attention(cfg: ArchConfig, layer: LayerInfo, a: str, h: int, dt: str) -> list[Triple]:
+    """DeepSeek-V4's attention (modeling_deepseek_v4.py), named as its checkpoints name it: in every layer
+    a low-rank query, one KV head that keys and values share, a grouped low-rank output projection
+    (o_groups groups of o_lora_rank) and a sink logit per head; a compressed layer adds a compressor of
+    its keys (kv and gate projections, a learned position bias per compressed token), whose windows in a
+    sparse (CSA) layer overlap, twice as wide, beside a lightning indexer compressing keys of its own."""
+    heads, hd = cfg.num_heads or 0, cfg.head_dim or 0
+    q_lora = cfg.number("q_lora_rank", default=0) or 0
+    groups = cfg.number("o_groups", default=1) or 1
+    o_rank = cfg.number("o_lora_rank", default=0) or 0
+    out: list[Triple] = [
+        (a + "attn_sink", "F32", (heads,)),
+        (a + "wq_a.weight", dt, (q_lora, h)),
+        (a + "q_norm.weight", dt, (q_lora,)),
+        (a + "wq_b.weight", dt, (heads * hd, q_lora)),
+        (a + "wkv.weight", dt, (hd, h)),
+        (a + "norm.weight", dt, (hd,)),
+        (a + "wo_a.weight", dt, (groups * o_rank, heads * hd // groups)),
+        (a + "wo_b.weight", dt, (h, groups * o_rank)),
+    ]
+    ratio = layer.compress_ratio if layer.attention == "compressed" else None
+    if not ratio:
+        return out
+    sparse = layer.indexer == "own"
+    out += _compressor(a + "compressor.", ratio, hd, sparse, h, dt)
+    if sparse:
+        ih = cfg.number("index_n_heads", default=0) or 0
+        idim = cfg.number("index_head_dim", default=0) or 0
+        i = a + "indexer."
+        out += _compressor(i + "compressor.", ratio, idim, True, h, dt)
+        out += [(i + "wq_b.weight", dt, (ih * idim, q_lora)), (i + "weights_proj.weight", dt, (ih, h))]
+    return out
+
+
+def _compressor(c: str, ratio: int, hd: int, overlapping: bool, h: int, dt: str) -> list[Triple]:
+    """One compressor of DeepSeek-V4: overlapping windows (CSA's) project to twice the head width."""
+    width = 2 * hd if overlapping else hd
+    return [
+        (c + "ape", "F32", (ratio, width)),
+        (c + "wkv.weight", dt, (width, h)),
+        (c + "wgate.weight", dt, (width, h)),
+        (c + "norm.weight", dt, (hd,)),
+    ]
 
 
 def _mixture_of_attention(cfg: ArchConfig, a: str, h: int, width: int, dt: str) -> list[Triple]:

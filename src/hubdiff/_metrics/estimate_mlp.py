@@ -31,6 +31,16 @@ def _auto_adjusted(cfg: ArchConfig, inter: int) -> int:
     return inter
 
 
+def _hash_routed(cfg: ArchConfig, index: int) -> bool:
+    """A DeepSeek-V4 MoE layer that routes by token id: "hash_moe" in transformers' mlp_layer_types,
+    or one of the first num_hash_layers (the release's own key, which the class turns into that list)."""
+    first = cfg.number("num_hash_layers", default=0) or 0
+    types = cfg.str_list("mlp_layer_types")
+    if types is not None and index < len(types):
+        return types[index] == "hash_moe"
+    return index < first
+
+
 def dense_intermediate(cfg: ArchConfig) -> int:
     """The dense MLP's width: Llama 4 names it intermediate_size_mlp, its intermediate_size being the experts'."""
     h = cfg.hidden_size or 0
@@ -89,9 +99,13 @@ def _mlp(
     eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
     out: list[Triple] = [(m + "gate.weight", dt, (experts, h))]
     router_bias = (
-        cfg.get("use_routing_bias", "moe_router_enable_expert_bias", "use_expert_bias") is True or arch.router_bias
+        cfg.get("use_routing_bias", "moe_router_enable_expert_bias", "use_expert_bias") is True
+        or arch.router_bias
     )
-    if cfg.get("topk_method") == "noaux_tc" or (router_bias and not arch.expert_bias):
+    if arch.compressed_attention and _hash_routed(cfg, layer.index):
+        # DeepSeek-V4's hash layers: each token id's experts looked up in a table, no bias to correct
+        out.append((m + "gate.tid2eid", "I64", (cfg.vocab_size or 0, cfg.experts_per_token or 0)))
+    elif cfg.get("topk_method") == "noaux_tc" or (router_bias and not arch.expert_bias):
         out.append((m + "gate.e_score_correction_bias", "F32", (experts,)))
     if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias
         out.append((m + "gate.bias", dt, (experts,)))
