@@ -110,6 +110,7 @@ class ArchitectureFacts:
     # projection, compressed layers adding a compressor (and the sparse ones an indexer); its first
     # MoE layers route by a token-id table (tid2eid) in place of a router bias
     compressed_attention: bool = False
+    moe_post_norm: bool = False  # an RMSNorm on each MoE block's output, stored at the layer (A.X-K1)
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -142,6 +143,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
     "phi3": ArchitectureFacts(fused_qkv=True, fused_gate_up=True),
     "glm4_moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),
+    "param2moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),  # built by GLM-4-MoE's classes
     "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
     "qwen3_vl_text": _HEAD_NORM,
     "qwen3_vl_moe_text": _HEAD_NORM,
@@ -346,6 +348,9 @@ for _model_type in (
     ARCHITECTURE_FACTS[_model_type] = dataclasses.replace(
         ARCHITECTURE_FACTS.get(_model_type, ArchitectureFacts()), router_bias=True
     )
+
+
+ARCHITECTURE_FACTS["axk1"] = dataclasses.replace(ARCHITECTURE_FACTS["axk1"], moe_post_norm=True)
 
 
 for _model_type in ("nemotron_h", "mllama_text_model", "mllama"):  # no tied-weights keys in the class

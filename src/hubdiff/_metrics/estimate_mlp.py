@@ -120,6 +120,8 @@ def _mlp(
             (m + "experts.gate_up_proj", dt, (experts, up_rows, eh)),
             (m + "experts.down_proj", dt, (experts, eh, inter)),
         ]
+    if arch.moe_post_norm:
+        out.append((p + "post_mlp_layernorm.weight", dt, (h,)))
     if arch.mixture_of_attention:  # JetMoE's MoE adds one bias to its output, whichever experts ran
         out.append((m + "bias", dt, (h,)))
     if arch.expert_bias:
