@@ -298,6 +298,8 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "granitemoe_swa": ArchitectureFacts(sinks=True),
     "minimax": ArchitectureFacts(lightning_decay_buffers=True),
     "jetmoe": ArchitectureFacts(mixture_of_attention=True),
+    # MiniCPM5-MoE: q_proj writes queries and a sigmoid output gate per channel; a DeepSeek-style router bias
+    "minicpm5_moe": ArchitectureFacts(output_gate=True, router_bias=True),
     # DeepSeek-V4: mlp_bias biases the shared expert; attention_bias biases nothing
     "deepseek_v4": ArchitectureFacts(
         compressed_attention=True, router_bias=True, shared_expert_bias=True, unused_keys=("attention_bias",)
