@@ -98,7 +98,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             ]
     hc = cfg.number("hc_mult")
     if hc:
-        mix, width = (2 + hc) * hc, hc * h
+        mix, width = (2 if arch.hc_pre_post_only else 2 + hc) * hc, hc * h
+        scales = 2 if arch.hc_pre_post_only else 3
         for layer in layers:
             if layer.mtp:
                 continue
@@ -107,7 +108,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                 out += [
                     (f"{p}hc_{part}_fn", "F32", (mix, width)),
                     (f"{p}hc_{part}_base", "F32", (mix,)),
-                    (f"{p}hc_{part}_scale", "F32", (3,)),
+                    (f"{p}hc_{part}_scale", "F32", (scales,)),
                 ]
         out += [
             ("model.hc_head_fn", "F32", (hc, width)),

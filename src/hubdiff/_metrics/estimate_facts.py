@@ -111,6 +111,10 @@ class ArchitectureFacts:
     # MoE layers route by a token-id table (tid2eid) in place of a router bias
     compressed_attention: bool = False
     moe_post_norm: bool = False  # an RMSNorm on each MoE block's output, stored at the layer (A.X-K1)
+    mla_output_gate: bool = False  # MLA's output gated per head and value channel by a gate_proj (HY-V4)
+    # hyper-connections that mix only pre and post weights (2 x hc_mult, two scales: HY-V4), not DeepSeek-V4's
+    # pre, post and (hc_mult x hc_mult) residual mixing
+    hc_pre_post_only: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -300,6 +304,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "jetmoe": ArchitectureFacts(mixture_of_attention=True),
     # MiniCPM5-MoE: q_proj writes queries and a sigmoid output gate per channel; a DeepSeek-style router bias
     "minicpm5_moe": ArchitectureFacts(output_gate=True, router_bias=True),
+    # HY-V4: DSA-style MLA with a sink logit and a sigmoid output gate per head, a router correction bias,
+    # hyper-connections of pre and post weights only
+    "hy_v4": ArchitectureFacts(sinks=True, mla_output_gate=True, router_bias=True, hc_pre_post_only=True),
     # DeepSeek-V4: mlp_bias biases the shared expert; attention_bias biases nothing
     "deepseek_v4": ArchitectureFacts(
         compressed_attention=True, router_bias=True, shared_expert_bias=True, unused_keys=("attention_bias",)

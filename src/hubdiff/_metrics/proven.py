@@ -15,7 +15,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     exaone exaone4 exaone_moe falcon_h1 falcon_mamba flex_olmo flint gemma gemma2 gemma3 gemma3_text
     glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm_moe_dsa glmga gpt-sw3 gpt2
     gpt_bigcode gpt_neo gpt_neox gpt_oss gptj granite granite_swa granitemoe granitemoe_swa
-    granitemoehybrid granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe hy_v3 internlm3
+    granitemoehybrid granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe hy_v3 hy_v4 internlm3
     iquestcoder jais2 jamba jetmoe kimi_k25 kimi_linear kolibri1 laguna lara_mini lfm2 lfm2_moe
     lighton_ocr llama llama4 llama4_text llava llava_next llava_next_video llava_onevision mamba
     mamba2 mellum mimo_v2_flash minicpm3 minicpm5_moe minimax minimax_m2 ministral ministral3
