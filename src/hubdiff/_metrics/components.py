@@ -261,6 +261,8 @@ def classify(
     words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
     if len(shape) == 1 and any(("norm" in s or s.startswith("ln") or s.endswith("_ln")) for s in words[-2:]):
         return "norms", layer
+    if len(segments) >= 3 and segments[-3].endswith("layernorm") and segments[-2] in ("W_down", "W_up"):
+        return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:
         return "attention", layer
     if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj"):

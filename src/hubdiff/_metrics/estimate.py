@@ -86,6 +86,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             "post_feedforward_layernorm",
         )
         out += [(f"{p}{n}.{part}", dt, (h,)) for n in names[:norms] for part in norm_parts]
+        if arch.gated_norms:  # A.X-K2: the norm before attention, and before an MoE block, gated
+            rank = cfg.number("gated_norm_rank", default=0) or 0
+            for n in names[: 2 if layer.mlp == "moe" else 1]:
+                out += [(f"{p}{n}.W_down.weight", dt, (rank, h)), (f"{p}{n}.W_up.weight", dt, (h, rank))]
         out += attn + mlp
         if layer.mtp:
             out += [

@@ -115,6 +115,11 @@ class ArchitectureFacts:
     # hyper-connections that mix only pre and post weights (2 x hc_mult, two scales: HY-V4), not DeepSeek-V4's
     # pre, post and (hc_mult x hc_mult) residual mixing
     hc_pre_post_only: bool = False
+    # A.X-K2: one q_b_proj over [q_a_layernorm(q), q] (2 x q_lora_rank) writes queries and a per-head value
+    # wide output gate; its norms before attention (every layer) and before an MoE block are gated by a
+    # low-rank W_down / W_up of gated_norm_rank
+    mla_query_gate: bool = False
+    gated_norms: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -306,6 +311,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "minicpm5_moe": ArchitectureFacts(output_gate=True, router_bias=True),
     # HY-V4: DSA-style MLA with a sink logit and a sigmoid output gate per head, a router correction bias,
     # hyper-connections of pre and post weights only
+    "axk2": ArchitectureFacts(router_bias=True, mla_query_gate=True, gated_norms=True),
     "hy_v4": ArchitectureFacts(sinks=True, mla_output_gate=True, router_bias=True, hc_pre_post_only=True),
     # DeepSeek-V4: mlp_bias biases the shared expert; attention_bias biases nothing
     "deepseek_v4": ArchitectureFacts(

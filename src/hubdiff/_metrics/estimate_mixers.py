@@ -285,7 +285,13 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
     kv_lora = cfg.number("kv_lora_rank", default=0) or 0
     q_lora = cfg.number("q_lora_rank")
     out: list[Triple] = []
-    if q_lora:
+    if q_lora and arch.mla_query_gate:
+        out += [
+            (a + "q_a_proj.weight", dt, (q_lora, h)),
+            (a + "q_a_layernorm.weight", dt, (q_lora,)),
+            (a + "q_b_proj.weight", dt, (heads * (nope + rope + v), 2 * q_lora)),
+        ]
+    elif q_lora:
         out += [
             (a + "q_a_proj.weight", dt, (q_lora, h)),
             (a + "q_a_layernorm.weight", dt, (q_lora,)),

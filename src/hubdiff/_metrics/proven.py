@@ -10,8 +10,8 @@ the table."""
 SWEPT_TRANSFORMERS = "5.25.0"
 PROVEN_TYPES: frozenset[str] = frozenset(
     """
-    afmoe apertus arcee aria_text axk1 bamba bitnet bloom codegen cohere cohere2 cohere2_moe cwm
-    dbrx deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v4 diffllama dots1 ernie4_5 ernie4_5_moe
+    afmoe apertus arcee aria_text axk1 axk2 bamba bitnet bloom codegen cohere cohere2 cohere2_moe
+    cwm dbrx deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v4 diffllama dots1 ernie4_5 ernie4_5_moe
     exaone exaone4 exaone_moe falcon_h1 falcon_mamba flex_olmo flint gemma gemma2 gemma3 gemma3_text
     glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm_moe_dsa glmga gpt-sw3 gpt2
     gpt_bigcode gpt_neo gpt_neox gpt_oss gptj granite granite_swa granitemoe granitemoe_swa
