@@ -114,11 +114,15 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                     (f"{p}hc_{part}_base", "F32", (mix,)),
                     (f"{p}hc_{part}_scale", "F32", (scales,)),
                 ]
-        out += [
-            ("model.hc_head_fn", "F32", (hc, width)),
-            ("model.hc_head_base", "F32", (hc,)),
-            ("model.hc_head_scale", "F32", (1,)),
-        ]
+        out += (
+            [
+                ("model.hc_head_fn", "F32", (hc, width)),
+                ("model.hc_head_base", "F32", (hc,)),
+                ("model.hc_head_scale", "F32", (1,)),
+            ]
+            if not arch.hc_mean_head
+            else []
+        )
     out += _vision(cfg, h)
     return out
 

@@ -120,6 +120,9 @@ class ArchitectureFacts:
     # low-rank W_down / W_up of gated_norm_rank
     mla_query_gate: bool = False
     gated_norms: bool = False
+    hc_mean_head: bool = False  # the streams collapse by an unweighted mean: no hc_head (GLM-5.3-Flash)
+    # the DSA indexer pools its keys index_kpool at a time by a learned gate and position bias (GLM-5.3-Flash)
+    indexer_kpool_compress: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -311,6 +314,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "minicpm5_moe": ArchitectureFacts(output_gate=True, router_bias=True),
     # HY-V4: DSA-style MLA with a sink logit and a sigmoid output gate per head, a router correction bias,
     # hyper-connections of pre and post weights only
+    # GLM-5.3-Flash (glm5_next): KDA beside DSA layers whose indexer pools its keys; hyper-connections
+    # collapsed by a mean; a router correction bias
+    "glm5_next_text": ArchitectureFacts(router_bias=True, hc_mean_head=True, indexer_kpool_compress=True),
     "axk2": ArchitectureFacts(router_bias=True, mla_query_gate=True, gated_norms=True),
     "hy_v4": ArchitectureFacts(sinks=True, mla_output_gate=True, router_bias=True, hc_pre_post_only=True),
     # DeepSeek-V4: mlp_bias biases the shared expert; attention_bias biases nothing
@@ -336,6 +342,7 @@ for _outer, _text in (
     ("glm4v", "glm4v_text"),
     ("mllama", "mllama_text_model"),
     ("glm4v_moe", "glm4v_moe_text"),
+    ("glm5_next", "glm5_next_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

@@ -325,6 +325,12 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
             (i + "k_norm.bias", dt, (idim,)),
             (i + "weights_proj.weight", dt, (ih, h)),
         ]
+        if arch.indexer_kpool_compress:
+            pool = cfg.number("index_kpool", default=1) or 1
+            out += [
+                (i + "index_kpool_compress_ape", dt, (pool, idim)),
+                (i + "index_kpool_compress_gate", dt, (idim, h)),
+            ]
     return out
 
 
