@@ -123,6 +123,10 @@ class ArchitectureFacts:
     hc_mean_head: bool = False  # the streams collapse by an unweighted mean: no hc_head (GLM-5.3-Flash)
     # the DSA indexer pools its keys index_kpool at a time by a learned gate and position bias (GLM-5.3-Flash)
     indexer_kpool_compress: bool = False
+    # Ring-2.5 (bailing_hybrid): KDA whose forget and output gates are full-rank f_proj / g_proj, and an
+    # MLA whose output is gated per head by g_proj
+    kda_full_rank_gates: bool = False
+    mla_head_gate: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -317,6 +321,14 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # GLM-5.3-Flash (glm5_next): KDA beside DSA layers whose indexer pools its keys; hyper-connections
     # collapsed by a mean; a router correction bias
     "glm5_next_text": ArchitectureFacts(router_bias=True, hc_mean_head=True, indexer_kpool_compress=True),
+    # kda_safe_gate and the swiglu limits clamp activations; they size nothing
+    "bailing_hybrid": ArchitectureFacts(
+        router_bias=True,
+        never_tied=True,
+        kda_full_rank_gates=True,
+        mla_head_gate=True,
+        unused_keys=("kda_safe_gate", "expert_swiglu_limit_list", "share_expert_swiglu_limit_list"),
+    ),
     "axk2": ArchitectureFacts(router_bias=True, mla_query_gate=True, gated_norms=True),
     "hy_v4": ArchitectureFacts(sinks=True, mla_output_gate=True, router_bias=True, hc_pre_post_only=True),
     # DeepSeek-V4: mlp_bias biases the shared expert; attention_bias biases nothing

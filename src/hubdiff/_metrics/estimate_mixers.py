@@ -25,7 +25,7 @@ def _attention(
     if kind in ("mla", "dsa"):
         return _mla(cfg, arch, layer, a, h, dt)
     if kind == "kda":
-        return _kda(cfg, a, h, dt)
+        return _kda(cfg, a, h, dt, arch.kda_full_rank_gates)
     if kind == "gdn":
         return _gdn(cfg, p + "linear_attn.", h, dt, arch.split_gdn_proj)
     if kind == "mamba":
@@ -312,6 +312,8 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
         out.append((a + "o_proj.bias", dt, (h,)))
     if arch.mla_output_gate:
         out.append((a + "gate_proj.weight", dt, (heads * v, h)))
+    if arch.mla_head_gate:
+        out.append((a + "g_proj.weight", dt, (heads, h)))
     if arch.sinks:
         out.append((a + "sinks", "F32", (heads,)))
     if layer.attention == "dsa" and layer.indexer == "own":
@@ -334,12 +336,25 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
     return out
 
 
-def _kda(cfg: ArchConfig, a: str, h: int, dt: str) -> list[Triple]:
+def _kda(cfg: ArchConfig, a: str, h: int, dt: str, full_rank: bool = False) -> list[Triple]:
     lin = cfg.linear_attn
     nh = lin.get("num_heads") or cfg.num_heads or 0
     dim = lin.get("head_dim") or cfg.head_dim or 0
     kernel = lin.get("short_conv_kernel_size") or 4
     proj = nh * dim
+    if full_rank:  # Ring-2.5's KDA (modeling_bailing_hybrid.py): full-rank gates, one fused convolution
+        kernel = cfg.number("short_conv_kernel_size", default=kernel) or kernel
+        return [
+            *[(a + f"{n}.weight", dt, (proj, h)) for n in ("q_proj", "k_proj", "v_proj")],
+            (a + "conv1d.weight", dt, (3 * proj, 1, kernel)),
+            (a + "A_log", "F32", (nh,)),
+            (a + "dt_bias", "F32", (proj,)),
+            (a + "f_proj.weight", dt, (proj, h)),
+            (a + "b_proj.weight", dt, (nh, h)),
+            (a + "g_proj.weight", dt, (proj, h)),
+            (a + "o_norm.weight", dt, (dim,)),
+            (a + "o_proj.weight", dt, (h, proj)),
+        ]
     out: list[Triple] = [(a + f"{n}.weight", dt, (proj, h)) for n in ("q_proj", "k_proj", "v_proj")]
     out += [(a + f"{n}.weight", dt, (proj, 1, kernel)) for n in ("q_conv1d", "k_conv1d", "v_conv1d")]
     out += [
