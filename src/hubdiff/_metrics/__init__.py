@@ -334,7 +334,7 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
     from .estimate import (
         ASSUMPTIONS as ESTIMATE_ASSUMPTIONS,  # not imported by a run whose metrics are cached
     )
-    from .estimate import synthesize
+    from .estimate import facts, synthesize
     from .quantized import basis, stored_tensors, unread_exclusions
     from .unverified import architecture_assumption, unverified_reasons
 
@@ -343,7 +343,7 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
             f"unknown config reader {options.config_reader!r} (known: {', '.join(CONFIG_READERS)})"
         )
     cfg = ArchConfig.read(snapshot.config, use_transformers=options.config_reader == "auto")
-    layers = layer_census(cfg)
+    layers = layer_census(cfg, facts(cfg)[0].sublayers)
     kv = kv_report(
         cfg,
         layers,

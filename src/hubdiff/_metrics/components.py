@@ -140,7 +140,7 @@ _LINEAR_NAMES = {
     "key_decay",
     "diagonal_decay",
 }
-_MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block"}
+_MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block", "mlps"}  # mlps: LongCat's
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 

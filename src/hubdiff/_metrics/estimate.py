@@ -14,6 +14,8 @@ torch's meta device in the test suite. An architecture missing from the table ge
 
 from __future__ import annotations
 
+import dataclasses
+
 from .config import ArchConfig
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
 from .estimate_mixers import _attention, _zamba, mamba_shape
@@ -74,6 +76,9 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     for layer in layers if not arch.shared_blocks else ():
         p = f"model.layers.{layer.index}."
         block = blocks[layer.index] if blocks and layer.index < len(blocks) else None
+        if arch.sublayers > 1 and not layer.mtp:
+            out += _sublayers(cfg, arch, layer, p, h, dt, norm_parts)
+            continue
         attn = _attention(cfg, arch, layer, p, h, dt, block)
         mlp = _mlp(cfg, arch, layer, p, h, dt, block)
         norms = _norms_per_layer(cfg, arch) if attn and mlp else 1 if attn or mlp else 0
@@ -125,6 +130,33 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         )
     out += _vision(cfg, h)
     return out
+
+
+def _sublayers(
+    cfg: ArchConfig,
+    arch: ArchitectureFacts,
+    layer: LayerInfo,
+    p: str,
+    h: int,
+    dt: str,
+    parts: tuple[str, ...],
+) -> list[Triple]:
+    """LongCat-Flash (modeling_longcat_flash.py): each layer ``arch.sublayers`` sublayers of attention and
+    a dense MLP with their two norms (``self_attn.{i}``, ``mlps.{i}``, ``input_layernorm.{i}``), and one
+    shortcut MoE beside them (``mlp``)."""
+    out: list[Triple] = []
+    dense = dataclasses.replace(layer, mlp="dense")
+    for i in range(arch.sublayers):
+        attn = _attention(cfg, arch, layer, p, h, dt, None)
+        out += [(n.replace(p + "self_attn.", f"{p}self_attn.{i}.", 1), d, s) for n, d, s in attn]
+        mlp = _mlp(cfg, arch, dense, p, h, dt, None)
+        out += [(n.replace(p + "mlp.", f"{p}mlps.{i}.", 1), d, s) for n, d, s in mlp]
+        out += [
+            (f"{p}{n}.{i}.{part}", dt, (h,))
+            for n in ("input_layernorm", "post_attention_layernorm")
+            for part in parts
+        ]
+    return out + _mlp(cfg, arch, layer, p, h, dt, None)
 
 
 def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:

@@ -127,6 +127,9 @@ class ArchitectureFacts:
     # MLA whose output is gated per head by g_proj
     kda_full_rank_gates: bool = False
     mla_head_gate: bool = False
+    # attention + MLP sublayers in every layer, beside its one shortcut MoE (LongCat-Flash: two; its
+    # num_layers counts the layers, transformers' num_hidden_layers the sublayers)
+    sublayers: int = 1
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -329,6 +332,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         mla_head_gate=True,
         unused_keys=("kda_safe_gate", "expert_swiglu_limit_list", "share_expert_swiglu_limit_list"),
     ),
+    # LongCat-Flash: two MLA + dense MLP sublayers a layer, and a shortcut MoE whose router also scores
+    # zero_expert_num weightless (identity) experts, with a correction bias
+    "longcat_flash": ArchitectureFacts(sublayers=2, router_bias=True),
     "axk2": ArchitectureFacts(router_bias=True, mla_query_gate=True, gated_norms=True),
     "hy_v4": ArchitectureFacts(sinks=True, mla_output_gate=True, router_bias=True, hc_pre_post_only=True),
     # DeepSeek-V4: mlp_bias biases the shared expert; attention_bias biases nothing

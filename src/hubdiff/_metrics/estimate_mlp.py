@@ -91,13 +91,21 @@ def _mlp(
         return _dense(m, h, inter, dt, gated, bias)
     experts = cfg.num_experts or 0
     inter = (
-        cfg.number("moe_intermediate_size", "expert_intermediate_size", "ffn_hidden_size", default=0)
+        cfg.number(
+            "moe_intermediate_size",
+            "expert_intermediate_size",
+            "expert_ffn_hidden_size",  # LongCat-Flash, whose ffn_hidden_size is the dense MLPs'
+            "ffn_hidden_size",
+            default=0,
+        )
         or cfg.number("intermediate_size", default=0)
         or 0
     )
     latent = cfg.number("moe_latent_size")
     eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
-    out: list[Triple] = [(m + "gate.weight", dt, (experts, h))]
+    # a router may also score weightless experts (LongCat-Flash's zero_expert_num identity experts)
+    scored = experts + (cfg.number("zero_expert_num", default=0) or 0)
+    out: list[Triple] = [(m + "gate.weight", dt, (scored, h))]
     router_bias = (
         cfg.get("use_routing_bias", "moe_router_enable_expert_bias", "use_expert_bias") is True
         or arch.router_bias
@@ -106,7 +114,7 @@ def _mlp(
         # DeepSeek-V4's hash layers: each token id's experts looked up in a table, no bias to correct
         out.append((m + "gate.tid2eid", "I64", (cfg.vocab_size or 0, cfg.experts_per_token or 0)))
     elif cfg.get("topk_method") == "noaux_tc" or (router_bias and not arch.expert_bias):
-        out.append((m + "gate.e_score_correction_bias", "F32", (experts,)))
+        out.append((m + "gate.e_score_correction_bias", "F32", (scored,)))
     if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias
         out.append((m + "gate.bias", dt, (experts,)))
     if eh != h:  # latent MoE: experts work in a narrower space entered and left by two projections

@@ -112,7 +112,8 @@ def kv_report(
     count_mtp: bool = False,
     indexer_pooling: str = "auto",
 ) -> KVReport:
-    from .estimate import layer_heads  # imported when figures are computed, not when cached ones are read
+    # imported when figures are computed, not when cached ones are read
+    from .estimate import facts, layer_heads
 
     if profile not in PROFILES:
         raise ValueError(f"unknown KV profile {profile!r} (known: {', '.join(PROFILES)})")
@@ -144,7 +145,8 @@ def kv_report(
         else:
             per = (kv_lora + rope) * b
             formula = f"({kv_lora} + {rope}) × {b:g}"
-        groups.append(KVGroup("mla_latent", len(mla_layers), per, formula))
+        sublayers = facts(cfg)[0].sublayers  # LongCat-Flash: two attention sublayers a layer, a latent each
+        groups.append(KVGroup("mla_latent", len(mla_layers) * sublayers, per, formula))
     own_indexer = [x for x in by_kind.get("dsa", []) if x.indexer == "own"]
     if own_indexer:
         head = cfg.number("index_head_dim", default=0) or 0

@@ -360,8 +360,12 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     return out
 
 
-def layer_census(cfg: ArchConfig) -> list[LayerInfo]:
+def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
+    """The layers, MTP ones after; a layer of ``sublayers`` attention sublayers (LongCat-Flash's two)
+    is one layer, counted by num_layers."""
     n = cfg.num_layers
+    if sublayers > 1:
+        n = cfg.number("num_layers", default=n // sublayers) or 0
     kinds, windows, parallel = _attention_kinds(cfg, n)
     indexers = _indexers(cfg, kinds)
     mlps = _mlp_kinds(cfg, n, kinds)
