@@ -637,7 +637,9 @@ def _census(metrics: Any, truth: Truth) -> list[str]:
     return out
 
 
-_KV_PROJECTION = re.compile(r"\.(\d+)\.(?:.+\.)?(k_proj|v_proj)\.weight$")
+# ZAYA splits its values in two projections, one of the current token and one of the previous, whose
+# rows together are what a token stores
+_KV_PROJECTION = re.compile(r"\.(\d+)\.(?:.+\.)?(k_proj|v_proj|v_proj_current|v_proj_delayed)\.weight$")
 
 
 def _kv(metrics: Any, truth: Truth) -> list[str]:

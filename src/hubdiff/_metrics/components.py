@@ -261,6 +261,10 @@ def classify(
     words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
     if len(shape) == 1 and any(("norm" in s or s.startswith("ln") or s.endswith("_ln")) for s in words[-2:]):
         return "norms", layer
+    if len(shape) == 1 and any(
+        s.endswith("residual_scale") or s.startswith("input_hidden_states_") for s in segments[-2:]
+    ):
+        return "norms", layer  # ZAYA's residual scaling: a learned per-channel affine, as a norm's
     if len(segments) >= 3 and segments[-3].endswith("layernorm") and segments[-2] in ("W_down", "W_up"):
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:

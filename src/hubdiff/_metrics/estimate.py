@@ -64,6 +64,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += [(f"model.norm.{part}", dt, (h,)) for part in norm_parts]
     if arch.learned_positions is not None:
         out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
+    if arch.residual_scaling:  # ZAYA: a scale and a bias on the embedded input
+        out += [(f"model.input_hidden_states_{n}", dt, (h,)) for n in ("scale", "bias")]
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if not cfg.tied_embeddings or arch.never_tied:
@@ -96,6 +98,12 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             for n in names[: 2 if layer.mlp == "moe" else 1]:
                 out += [(f"{p}{n}.W_down.weight", dt, (rank, h)), (f"{p}{n}.W_up.weight", dt, (h, rank))]
         out += attn + mlp
+        if arch.residual_scaling:  # ZAYA's, after attention and after the MLP
+            for where in ("post_attention_residual_scale.", "post_mlp_residual_scale."):
+                out += [
+                    (p + where + n, dt, (h,))
+                    for n in ("hidden_states_scale", "hidden_states_bias", "residual_scale", "residual_bias")
+                ]
         if layer.mtp:
             out += [
                 (p + "enorm.weight", dt, (h,)),

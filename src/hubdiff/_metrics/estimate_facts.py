@@ -130,6 +130,12 @@ class ArchitectureFacts:
     # attention + MLP sublayers in every layer, beside its one shortcut MoE (LongCat-Flash: two; its
     # num_layers counts the layers, transformers' num_hidden_layers the sublayers)
     sublayers: int = 1
+    # ZAYA: compressed convolutional attention (CCA: q/k convolved, values half current, half delayed)
+    # with a learned key scale per KV head, and an MLP router (router_hidden_size wide) with a skip class
+    cca_attention: bool = False
+    # ZAYA: a learned scale and bias on the hidden states and on the residual after attention and after
+    # the MLP, and on the input
+    residual_scaling: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -335,6 +341,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # LongCat-Flash: two MLA + dense MLP sublayers a layer, and a shortcut MoE whose router also scores
     # zero_expert_num weightless (identity) experts, with a correction bias
     "longcat_flash": ArchitectureFacts(sublayers=2, router_bias=True),
+    "zaya": ArchitectureFacts(cca_attention=True, residual_scaling=True, head_bias=Switch(("lm_head_bias",))),
     "axk2": ArchitectureFacts(router_bias=True, mla_query_gate=True, gated_norms=True),
     "hy_v4": ArchitectureFacts(sinks=True, mla_output_gate=True, router_bias=True, hc_pre_post_only=True),
     # DeepSeek-V4: mlp_bias biases the shared expert; attention_bias biases nothing

@@ -76,6 +76,8 @@ def _attention(
     heads, kv, hd, vd = layer_heads(cfg, layer)
     if arch.mixture_of_attention:
         return _mixture_of_attention(cfg, p + "self_attention.", h, kv * hd, dt)
+    if arch.cca_attention:
+        return _cca(cfg, arch, a, h, heads, kv, hd, dt)
     if kind == "cross":
         x = p + "cross_attn."
         return [
@@ -183,6 +185,37 @@ def _compressor(c: str, ratio: int, hd: int, overlapping: bool, h: int, dt: str)
         (c + "wgate.weight", dt, (width, h)),
         (c + "norm.weight", dt, (hd,)),
     ]
+
+
+def _cca(
+    cfg: ArchConfig, arch: ArchitectureFacts, a: str, h: int, heads: int, kv: int, hd: int, dt: str
+) -> list[Triple]:
+    """ZAYA's compressed convolutional attention (modeling_zaya.py: ZayaCCAProjection): q and k projected
+    and mixed by a depthwise (cca_time0 taps) then a per-head grouped (cca_time1 taps) convolution, each
+    biased; values half from the current token, half from the previous one; an L2 q/k norm with a learned
+    temperature per KV head; attention_bias biases the four projections and o_proj."""
+    q = a + "qkv_proj."
+    channels = (heads + kv) * hd
+    rows = {
+        "q_proj": heads * hd,
+        "k_proj": kv * hd,
+        "v_proj_current": kv * hd // 2,
+        "v_proj_delayed": kv * hd // 2,
+    }
+    out: list[Triple] = [(q + f"{n}.weight", dt, (r, h)) for n, r in rows.items()]
+    out += [
+        (q + "conv_qk_depthwise.weight", dt, (channels, 1, cfg.number("cca_time0", default=2) or 2)),
+        (q + "conv_qk_depthwise.bias", dt, (channels,)),
+        (q + "conv_qk_grouped.weight", dt, (channels, hd, cfg.number("cca_time1", default=2) or 2)),
+        (q + "conv_qk_grouped.bias", dt, (channels,)),
+        (a + "qk_norm.temp", dt, (kv,)),
+        (a + "o_proj.weight", dt, (h, heads * hd)),
+    ]
+    if arch.qkv_bias.on(cfg):
+        out += [(q + f"{n}.bias", dt, (r,)) for n, r in rows.items()]
+    if arch.o_bias.on(cfg):
+        out.append((a + "o_proj.bias", dt, (h,)))
+    return out
 
 
 def _mixture_of_attention(cfg: ArchConfig, a: str, h: int, width: int, dt: str) -> list[Triple]:

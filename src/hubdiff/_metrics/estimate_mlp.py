@@ -31,6 +31,27 @@ def _auto_adjusted(cfg: ArchConfig, inter: int) -> int:
     return inter
 
 
+def _mlp_router(cfg: ArchConfig, index: int, g: str, h: int, experts: int, dt: str) -> list[Triple]:
+    """ZAYA's router (modeling_zaya.py: ZayaRouter): the hidden state projected down to router_hidden_size
+    (every layer after the first adds the previous layer's router state, scaled), an RMSNorm and a
+    two-layer MLP scoring the experts and one skip class, whose balancing biases are kept as a buffer."""
+    r = cfg.number("router_hidden_size", default=h) or h
+    out: list[Triple] = [(g + "down_proj.weight", dt, (r, h)), (g + "down_proj.bias", dt, (r,))]
+    if index:
+        out.append((g + "router_states_scale", dt, (r,)))
+    mlp = g + "router_mlp."
+    out += [
+        (mlp + "norm.weight", dt, (r,)),
+        (mlp + "fc1.weight", dt, (r, r)),
+        (mlp + "fc1.bias", dt, (r,)),
+        (mlp + "fc2.weight", dt, (r, r)),
+        (mlp + "fc2.bias", dt, (r,)),
+        (mlp + "out_proj.weight", dt, (experts + 1, r)),
+        (g + "balancing_biases", "F32", (experts + 1,)),
+    ]
+    return out
+
+
 def _hash_routed(cfg: ArchConfig, index: int) -> bool:
     """A DeepSeek-V4 MoE layer that routes by token id: "hash_moe" in transformers' mlp_layer_types,
     or one of the first num_hash_layers (the release's own key, which the class turns into that list)."""
@@ -106,6 +127,8 @@ def _mlp(
     # a router may also score weightless experts (LongCat-Flash's zero_expert_num identity experts)
     scored = experts + (cfg.number("zero_expert_num", default=0) or 0)
     out: list[Triple] = [(m + "gate.weight", dt, (scored, h))]
+    if arch.cca_attention:
+        out = _mlp_router(cfg, layer.index, m + "gate.", h, experts, dt)
     router_bias = (
         cfg.get("use_routing_bias", "moe_router_enable_expert_bias", "use_expert_bias") is True
         or arch.router_bias

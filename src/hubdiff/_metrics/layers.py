@@ -189,7 +189,7 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
                 kinds[i], windows[i] = "swa", window
             elif kind in BLOCK_MLP_NAMES or kind in ("none", "no_op"):
                 kinds[i] = "none"
-            elif kind == "hybrid":
+            elif kind == "hybrid" and cfg.number("cca_time0") is None:  # ZAYA's are its CCA attention
                 parallel[i] = True
     elif lin.get("kda_layers") or lin.get("full_attn_layers"):
         kda, full_layers = _one_based(lin.get("kda_layers")), _one_based(lin.get("full_attn_layers"))
