@@ -179,6 +179,8 @@ def kv_report(
         by_kind.get("mha", []) + by_kind.get("gqa", []) + by_kind.get("mqa", []) + by_kind.get("swa", [])
     ):
         _, kv, hd, vd = layer_heads(cfg, layer)
+        if facts(cfg)[0].compressed_attention:  # DeepSeek-V4: one KV head whose keys are its values
+            vd = 0
         if nas_kv is not None and layer.index < len(nas_kv) and nas_kv[layer.index]:
             kv = nas_kv[layer.index] or kv
         name = "sliding_window" if layer.attention == "swa" else "full_attention"
@@ -187,7 +189,7 @@ def kv_report(
     for (name, window, kv, hd, vd), count in sorted(
         shapes.items(), key=lambda x: (x[0][0], x[0][1] or 0, x[0][2:])
     ):
-        widths = f"2 × {hd}" if hd == vd else f"({hd} + {vd})"
+        widths = f"2 × {hd}" if hd == vd else f"({hd} + {vd})" if vd else f"{hd}"
         groups.append(
             KVGroup(
                 name,
@@ -211,6 +213,21 @@ def kv_report(
                     count,
                     kv_heads * head_dim * b / ratio,
                     f"{kv_heads} × {head_dim} × {b:g} / {ratio}",
+                )
+            )
+        # DeepSeek-V4's sparse (CSA) layers: their indexer compresses keys of its own, index_head_dim wide
+        indexed: dict[int, int] = {}
+        for layer in compressed:
+            if layer.indexer == "own":
+                indexed[layer.compress_ratio or 1] = indexed.get(layer.compress_ratio or 1, 0) + 1
+        index_dim = cfg.number("index_head_dim", default=0) or 0
+        for ratio, count in sorted(indexed.items()) if index_dim else ():
+            groups.append(
+                KVGroup(
+                    f"compressed_indexer_keys_1_in_{ratio}",
+                    count,
+                    index_dim * b / ratio,
+                    f"{index_dim} × {b:g} / {ratio}",
                 )
             )
         window = compressed[0].window
