@@ -63,12 +63,12 @@ def _attention(
             (la + "out_proj.weight", dt, (h, heads * hd)),
         ]
         if arch.lightning_decay_buffers:  # MiniMaxLightningAttention's slope and decay tables
-            block = cfg.number("block_size", default=256) or 256
+            span = cfg.number("block_size", default=256) or 256
             lightning += [
                 (la + "slope_rate", dt, (heads, 1, 1)),
-                (la + "query_decay", dt, (heads, block, 1)),
-                (la + "key_decay", dt, (heads, block, 1)),
-                (la + "diagonal_decay", dt, (1, heads, block, block)),
+                (la + "query_decay", dt, (heads, span, 1)),
+                (la + "key_decay", dt, (heads, span, 1)),
+                (la + "diagonal_decay", dt, (1, heads, span, span)),
             ]
         return lightning
     if kind == "none":
