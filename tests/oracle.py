@@ -490,6 +490,7 @@ def sweep_cases(model_type: str) -> tuple[list[Case], str]:
             base = CONFIG_MAPPING[model_type]().to_diff_dict()
     except Exception as exc:
         return [], f"no default configuration: {_one_line(exc, 160)}"
+    base = _filled_layout(base)
     cases = []
     failures = []
     for variation, raw in _variants(model_type, base):
@@ -513,6 +514,20 @@ def sweep_cases(model_type: str) -> tuple[list[Case], str]:
     for name, config in _corpus_configs().get(model_type, []):
         cases.append(Case(model_type, name, _clean(_shrunk(config, MAX_SWEEP_LAYERS))))
     return cases, "; ".join(failures)
+
+
+def _filled_layout(base: dict[str, Any]) -> dict[str, Any]:
+    """A layer pattern the configuration class leaves None although its model indexes it: LFM2-MoE's
+    layer_types (LFM2's own class derives it from full_attn_idxs). Short convolutions with attention in
+    every fourth layer from the third, as LFM2's releases interleave them; the "conv" variation varies it."""
+    text = _text_part(base)
+    if "conv_L_cache" not in text or "layer_types" not in text or text["layer_types"] is not None:
+        return base
+    filled = copy.deepcopy(base)
+    n = _text_part(filled).get("num_hidden_layers")
+    if isinstance(n, int) and n > 0:
+        _text_part(filled)["layer_types"] = ["full_attention" if i % 4 == 2 else "conv" for i in range(n)]
+    return filled
 
 
 @functools.cache
@@ -724,7 +739,9 @@ def _census(metrics: Any, truth: Truth) -> list[str]:
     return out
 
 
-_KV_PROJECTION = re.compile(r"\.(\d+)\.(?:.+\.)?(k_proj|v_proj)\.weight$")
+# ZAYA splits its values in two projections, one of the current token and one of the previous, whose
+# rows together are what a token stores
+_KV_PROJECTION = re.compile(r"\.(\d+)\.(?:.+\.)?(k_proj|v_proj|v_proj_current|v_proj_delayed)\.weight$")
 
 
 def _kv(metrics: Any, truth: Truth) -> list[str]:

@@ -334,7 +334,7 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
     from .estimate import (
         ASSUMPTIONS as ESTIMATE_ASSUMPTIONS,  # not imported by a run whose metrics are cached
     )
-    from .estimate import synthesize
+    from .estimate import facts, synthesize
     from .quantized import basis, stored_tensors, unread_exclusions
     from .unverified import architecture_assumption, unverified_reasons
 
@@ -343,7 +343,7 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
             f"unknown config reader {options.config_reader!r} (known: {', '.join(CONFIG_READERS)})"
         )
     cfg = ArchConfig.read(snapshot.config, use_transformers=options.config_reader == "auto")
-    layers = layer_census(cfg)
+    layers = layer_census(cfg, facts(cfg)[0].sublayers)
     kv = kv_report(
         cfg,
         layers,
@@ -443,7 +443,11 @@ def _checks(
         if expected != seen:
             out.append(Check(subject, _layers_text(expected), _layers_text(seen)))
 
-    compare("DSA indexer", {x.index for x in main if x.attention == "dsa" and x.indexer == "own"}, "indexer")
+    compare(  # DSA layers and DeepSeek-V4's sparse compressed ones
+        "DSA indexer",
+        {x.index for x in main if x.attention in ("dsa", "compressed") and x.indexer == "own"},
+        "indexer",
+    )
     compare(
         "linear attention",
         {x.index for x in main if x.attention in LINEAR_KINDS or x.parallel_ssm},

@@ -139,8 +139,13 @@ _LINEAR_NAMES = {
     "conv_1d",
     "time_decay",  # RWKV's time mixing
     "time_first",
+    "output_gate",  # MiniMax's lightning attention: its gate and its persistent decay tables
+    "slope_rate",
+    "query_decay",
+    "key_decay",
+    "diagonal_decay",
 }
-_MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block"}
+_MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block", "mlps"}  # mlps: LongCat's
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 _MLP_PROJECTIONS |= {"per_layer_input_gate", "per_layer_projection"}  # Gemma 3n / 4: a gated per-layer input
@@ -228,8 +233,13 @@ def classify(
         return "hyper_connections", layer
     if segments[-1] in ("e_score_correction_bias", "expert_bias"):  # the router's, wherever kept (Laguna)
         return "routers", layer
+    if "experts" in segset and "self_attention" in segset and len(shape) < 3:
+        # JetMoE's mixture of attention: its router routes, its output bias is attention's
+        return ("routers" if "router" in segset else "attention"), layer
     if "experts" in segset or "routed_experts" in segset:
         return "routed_experts", layer
+    if segset & {"input_linear", "output_linear"} and segset & _MLP and len(shape) == 3:
+        return "routed_experts", layer  # JetMoE's MoE: fused [experts, ...] projections under "mlp"
     if segset & {"block_sparse_moe", "moe"} and len(shape) == 3:  # fused [experts, ...] (GraniteMoE)
         return "routed_experts", layer
     if segset & {"shared_experts", "shared_expert", "shared_mlp"}:
@@ -263,6 +273,12 @@ def classify(
     words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
     if len(shape) == 1 and any(("norm" in s or s.startswith("ln") or s.endswith("_ln")) for s in words[-2:]):
         return "norms", layer
+    if len(shape) == 1 and any(
+        s.endswith("residual_scale") or s.startswith("input_hidden_states_") for s in segments[-2:]
+    ):
+        return "norms", layer  # ZAYA's residual scaling: a learned per-channel affine, as a norm's
+    if len(segments) >= 3 and segments[-3].endswith("layernorm") and segments[-2] in ("W_down", "W_up"):
+        return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:
         return "attention", layer
     if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj"):

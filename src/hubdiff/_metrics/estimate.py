@@ -14,6 +14,8 @@ torch's meta device in the test suite. An architecture missing from the table ge
 
 from __future__ import annotations
 
+import dataclasses
+
 from .config import ArchConfig
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
 from .estimate_gemma import gemma_layer_extras, gemma_model_extras
@@ -63,6 +65,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += [(f"model.norm.{part}", dt, (h,)) for part in norm_parts]
     if arch.learned_positions is not None:
         out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
+    if arch.residual_scaling:  # ZAYA: a scale and a bias on the embedded input
+        out += [(f"model.input_hidden_states_{n}", dt, (h,)) for n in ("scale", "bias")]
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if not cfg.tied_embeddings or arch.never_tied:
@@ -77,6 +81,9 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     for layer in layers if not arch.shared_blocks else ():
         p = f"model.layers.{layer.index}."
         block = blocks[layer.index] if blocks and layer.index < len(blocks) else None
+        if arch.sublayers > 1 and not layer.mtp:
+            out += _sublayers(cfg, arch, layer, p, h, dt, norm_parts)
+            continue
         attn = _attention(cfg, arch, layer, p, h, dt, block)
         mlp = _mlp(cfg, arch, layer, p, h, dt, block)
         norms = _norms_per_layer(cfg, arch) if attn and mlp else 1 if attn or mlp else 0
@@ -89,9 +96,19 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             "post_feedforward_layernorm",
         )
         out += [(f"{p}{n}.{part}", dt, (h,)) for n in names[:norms] for part in norm_parts]
+        if arch.gated_norms:  # A.X-K2: the norm before attention, and before an MoE block, gated
+            rank = cfg.number("gated_norm_rank", default=0) or 0
+            for n in names[: 2 if layer.mlp == "moe" else 1]:
+                out += [(f"{p}{n}.W_down.weight", dt, (rank, h)), (f"{p}{n}.W_up.weight", dt, (h, rank))]
         out += attn + mlp
         if arch.gemma_stack:
             out += gemma_layer_extras(cfg, p, h, dt)
+        if arch.residual_scaling:  # ZAYA's, after attention and after the MLP
+            for where in ("post_attention_residual_scale.", "post_mlp_residual_scale."):
+                out += [
+                    (p + where + n, dt, (h,))
+                    for n in ("hidden_states_scale", "hidden_states_bias", "residual_scale", "residual_bias")
+                ]
         if layer.mtp:
             out += [
                 (p + "enorm.weight", dt, (h,)),
@@ -103,7 +120,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             ]
     hc = cfg.number("hc_mult")
     if hc:
-        mix, width = (2 + hc) * hc, hc * h
+        mix, width = (2 if arch.hc_pre_post_only else 2 + hc) * hc, hc * h
+        scales = 2 if arch.hc_pre_post_only else 3
         for layer in layers:
             if layer.mtp:
                 continue
@@ -112,15 +130,46 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                 out += [
                     (f"{p}hc_{part}_fn", "F32", (mix, width)),
                     (f"{p}hc_{part}_base", "F32", (mix,)),
-                    (f"{p}hc_{part}_scale", "F32", (3,)),
+                    (f"{p}hc_{part}_scale", "F32", (scales,)),
                 ]
-        out += [
-            ("model.hc_head_fn", "F32", (hc, width)),
-            ("model.hc_head_base", "F32", (hc,)),
-            ("model.hc_head_scale", "F32", (1,)),
-        ]
+        out += (
+            [
+                ("model.hc_head_fn", "F32", (hc, width)),
+                ("model.hc_head_base", "F32", (hc,)),
+                ("model.hc_head_scale", "F32", (1,)),
+            ]
+            if not arch.hc_mean_head
+            else []
+        )
     out += _vision(cfg, h)
     return out
+
+
+def _sublayers(
+    cfg: ArchConfig,
+    arch: ArchitectureFacts,
+    layer: LayerInfo,
+    p: str,
+    h: int,
+    dt: str,
+    parts: tuple[str, ...],
+) -> list[Triple]:
+    """LongCat-Flash (modeling_longcat_flash.py): each layer ``arch.sublayers`` sublayers of attention and
+    a dense MLP with their two norms (``self_attn.{i}``, ``mlps.{i}``, ``input_layernorm.{i}``), and one
+    shortcut MoE beside them (``mlp``)."""
+    out: list[Triple] = []
+    dense = dataclasses.replace(layer, mlp="dense")
+    for i in range(arch.sublayers):
+        attn = _attention(cfg, arch, layer, p, h, dt, None)
+        out += [(n.replace(p + "self_attn.", f"{p}self_attn.{i}.", 1), d, s) for n, d, s in attn]
+        mlp = _mlp(cfg, arch, dense, p, h, dt, None)
+        out += [(n.replace(p + "mlp.", f"{p}mlps.{i}.", 1), d, s) for n, d, s in mlp]
+        out += [
+            (f"{p}{n}.{i}.{part}", dt, (h,))
+            for n in ("input_layernorm", "post_attention_layernorm")
+            for part in parts
+        ]
+    return out + _mlp(cfg, arch, layer, p, h, dt, None)
 
 
 def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:

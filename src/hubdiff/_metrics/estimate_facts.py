@@ -117,6 +117,43 @@ class ArchitectureFacts:
     head_gate_switch: Switch = NEVER
     # an output gate per channel, gate_proj [heads x head_dim, hidden], with one bias per head (Beam)
     channel_gate_head_bias: bool = False
+    # lightning attention keeps its decay tables (per head, block_size long) as persistent buffers (MiniMax)
+    lightning_decay_buffers: bool = False
+    # a gate_proj beside q, k and v gates the attention output per channel (AFMoE)
+    attention_gate_proj: bool = False
+    # JetMoE: a mixture of attention experts (each a query and an output projection, routed top-k like
+    # the MLP's experts) over one shared kv_proj; the MoE and the MoA each add a bias to their output
+    mixture_of_attention: bool = False
+    # DeepSeek-V4: every layer's attention a low-rank query over one KV head with a grouped output
+    # projection, compressed layers adding a compressor (and the sparse ones an indexer); its first
+    # MoE layers route by a token-id table (tid2eid) in place of a router bias
+    compressed_attention: bool = False
+    moe_post_norm: bool = False  # an RMSNorm on each MoE block's output, stored at the layer (A.X-K1)
+    mla_output_gate: bool = False  # MLA's output gated per head and value channel by a gate_proj (HY-V4)
+    # hyper-connections that mix only pre and post weights (2 x hc_mult, two scales: HY-V4), not DeepSeek-V4's
+    # pre, post and (hc_mult x hc_mult) residual mixing
+    hc_pre_post_only: bool = False
+    # A.X-K2: one q_b_proj over [q_a_layernorm(q), q] (2 x q_lora_rank) writes queries and a per-head value
+    # wide output gate; its norms before attention (every layer) and before an MoE block are gated by a
+    # low-rank W_down / W_up of gated_norm_rank
+    mla_query_gate: bool = False
+    gated_norms: bool = False
+    hc_mean_head: bool = False  # the streams collapse by an unweighted mean: no hc_head (GLM-5.3-Flash)
+    # the DSA indexer pools its keys index_kpool at a time by a learned gate and position bias (GLM-5.3-Flash)
+    indexer_kpool_compress: bool = False
+    # Ring-2.5 (bailing_hybrid): KDA whose forget and output gates are full-rank f_proj / g_proj, and an
+    # MLA whose output is gated per head by g_proj
+    kda_full_rank_gates: bool = False
+    mla_head_gate: bool = False
+    # attention + MLP sublayers in every layer, beside its one shortcut MoE (LongCat-Flash: two; its
+    # num_layers counts the layers, transformers' num_hidden_layers the sublayers)
+    sublayers: int = 1
+    # ZAYA: compressed convolutional attention (CCA: q/k convolved, values half current, half delayed)
+    # with a learned key scale per KV head, and an MLP router (router_hidden_size wide) with a skip class
+    cca_attention: bool = False
+    # ZAYA: a learned scale and bias on the hidden states and on the residual after attention and after
+    # the MLP, and on the input
+    residual_scaling: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -149,6 +186,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
     "phi3": ArchitectureFacts(fused_qkv=True, fused_gate_up=True),
     "glm4_moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),
+    "param2moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),  # built by GLM-4-MoE's classes
     "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
     "qwen3_vl_text": _HEAD_NORM,
     "qwen3_vl_moe_text": _HEAD_NORM,
@@ -310,6 +348,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         post_norms=Switch(("use_sandwich_norm",), True),
         head_gate_switch=Switch(("use_attention_gate",), True),
     ),
+    # LFM2-MoE: LFM2's mixers; num_dense_layers dense MLPs intermediate_size wide (not narrowed), then
+    # experts routed with a sigmoid whose expert_bias buffer use_expert_bias keeps
+    "lfm2_moe": ArchitectureFacts(qk_norm="head", unused_keys=("conv_bias", "conv_L_cache")),
     # Falcon-H1: Mamba-2 beside attention in every layer; the gated norm only with mamba_rms_norm, the
     # out_proj bias with projectors_bias; muP multipliers scale activations, they size nothing
     "falcon_h1": ArchitectureFacts(
@@ -349,6 +390,36 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
             "num_global_key_value_heads",
         ),
     ),
+    "minimax": ArchitectureFacts(lightning_decay_buffers=True),
+    "jetmoe": ArchitectureFacts(mixture_of_attention=True),
+    # MiniCPM5-MoE: q_proj writes queries and a sigmoid output gate per channel; a DeepSeek-style router bias
+    "minicpm5_moe": ArchitectureFacts(output_gate=True, router_bias=True),
+    # HY-V4: DSA-style MLA with a sink logit and a sigmoid output gate per head, a router correction bias,
+    # hyper-connections of pre and post weights only
+    # GLM-5.3-Flash (glm5_next): KDA beside DSA layers whose indexer pools its keys; hyper-connections
+    # collapsed by a mean; a router correction bias
+    "glm5_next_text": ArchitectureFacts(router_bias=True, hc_mean_head=True, indexer_kpool_compress=True),
+    # kda_safe_gate and the swiglu limits clamp activations; they size nothing
+    "bailing_hybrid": ArchitectureFacts(
+        router_bias=True,
+        never_tied=True,
+        kda_full_rank_gates=True,
+        mla_head_gate=True,
+        unused_keys=("kda_safe_gate", "expert_swiglu_limit_list", "share_expert_swiglu_limit_list"),
+    ),
+    # LongCat-Flash: two MLA + dense MLP sublayers a layer, and a shortcut MoE whose router also scores
+    # zero_expert_num weightless (identity) experts, with a correction bias
+    "longcat_flash": ArchitectureFacts(sublayers=2, router_bias=True),
+    "zaya": ArchitectureFacts(cca_attention=True, residual_scaling=True, head_bias=Switch(("lm_head_bias",))),
+    "axk2": ArchitectureFacts(router_bias=True, mla_query_gate=True, gated_norms=True),
+    "hy_v4": ArchitectureFacts(sinks=True, mla_output_gate=True, router_bias=True, hc_pre_post_only=True),
+    # DeepSeek-V4: mlp_bias biases the shared expert; attention_bias biases nothing
+    "deepseek_v4": ArchitectureFacts(
+        compressed_attention=True, router_bias=True, shared_expert_bias=True, unused_keys=("attention_bias",)
+    ),
+    # AFMoE: per-head q/k norms, a sigmoid gate_proj on the attention output, four norms a layer, an
+    # expert_bias beside each router (modeling_afmoe.py)
+    "afmoe": ArchitectureFacts(qk_norm="head", attention_gate_proj=True, norms_per_layer=4, router_bias=True),
 }
 
 
@@ -374,6 +445,7 @@ for _outer, _text in (
     ("gemma4_unified", "gemma4_text"),
     ("glm_ocr", "glm_ocr_text"),
     ("paddleocr_vl", "paddleocr_vl_text"),
+    ("glm5_next", "glm5_next_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 
@@ -401,6 +473,9 @@ for _model_type in (
     ARCHITECTURE_FACTS[_model_type] = dataclasses.replace(
         ARCHITECTURE_FACTS.get(_model_type, ArchitectureFacts()), router_bias=True
     )
+
+
+ARCHITECTURE_FACTS["axk1"] = dataclasses.replace(ARCHITECTURE_FACTS["axk1"], moe_post_norm=True)
 
 
 for _model_type in ("nemotron_h", "mllama_text_model", "mllama"):  # no tied-weights keys in the class

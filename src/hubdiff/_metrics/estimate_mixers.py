@@ -21,10 +21,12 @@ def _attention(
     kind = layer.attention
     if block is not None and block.attention != "attention":
         return [(p + "attn_linear.weight", dt, (h, h))] if block.attention == "linear" else []
+    if arch.compressed_attention:
+        return _compressed_attention(cfg, layer, p + "attn.", h, dt)
     if kind in ("mla", "dsa"):
         return _mla(cfg, arch, layer, a, h, dt)
     if kind == "kda":
-        return _kda(cfg, a, h, dt)
+        return _kda(cfg, a, h, dt, arch.kda_full_rank_gates)
     if kind == "gdn":
         return _gdn(cfg, p + "linear_attn.", h, dt, arch.split_gdn_proj)
     if kind == "mamba":
@@ -55,17 +57,30 @@ def _attention(
     if kind == "lightning":
         heads, hd = cfg.num_heads or 0, cfg.head_dim or 0
         la = p + "self_attn."
-        return [
+        lightning: list[Triple] = [
             (la + "qkv_proj.weight", dt, (3 * heads * hd, h)),
             (la + "output_gate.weight", dt, (heads * hd, h)),
             (la + "norm.weight", dt, (heads * hd,)),
             (la + "out_proj.weight", dt, (h, heads * hd)),
         ]
+        if arch.lightning_decay_buffers:  # MiniMaxLightningAttention's slope and decay tables
+            span = cfg.number("block_size", default=256) or 256
+            lightning += [
+                (la + "slope_rate", dt, (heads, 1, 1)),
+                (la + "query_decay", dt, (heads, span, 1)),
+                (la + "key_decay", dt, (heads, span, 1)),
+                (la + "diagonal_decay", dt, (1, heads, span, span)),
+            ]
+        return lightning
     if kind == "none":
         return []
     if arch.gemma_stack and kind in ("mha", "gqa", "mqa", "swa"):
         return gemma_attention(cfg, layer, a, h, dt)
     heads, kv, hd, vd = layer_heads(cfg, layer)
+    if arch.mixture_of_attention:
+        return _mixture_of_attention(cfg, p + "self_attention.", h, kv * hd, dt)
+    if arch.cca_attention:
+        return _cca(cfg, arch, a, h, heads, kv, hd, dt)
     if kind == "cross":
         x = p + "cross_attn."
         return [
@@ -112,6 +127,8 @@ def _attention(
         out.append((a + "g_proj.weight", dt, (heads, h)))
     if arch.channel_gate_head_bias:
         out += [(a + "gate_proj.weight", dt, (heads * hd, h)), (a + "gate_bias", dt, (heads,))]
+    if arch.attention_gate_proj:
+        out.append((a + "gate_proj.weight", dt, (heads * hd, h)))
     if arch.diff_lambdas:
         out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
     norm = _qk_norm(cfg, arch)
@@ -131,6 +148,97 @@ def _attention(
     if layer.parallel_ssm:
         out += _mamba(cfg, p + "mamba.", h, dt)
     return out
+
+
+def _compressed_attention(cfg: ArchConfig, layer: LayerInfo, a: str, h: int, dt: str) -> list[Triple]:
+    """DeepSeek-V4's attention (modeling_deepseek_v4.py), named as its checkpoints name it: in every layer
+    a low-rank query, one KV head that keys and values share, a grouped low-rank output projection
+    (o_groups groups of o_lora_rank) and a sink logit per head; a compressed layer adds a compressor of
+    its keys (kv and gate projections, a learned position bias per compressed token), whose windows in a
+    sparse (CSA) layer overlap, twice as wide, beside a lightning indexer compressing keys of its own."""
+    heads, hd = cfg.num_heads or 0, cfg.head_dim or 0
+    q_lora = cfg.number("q_lora_rank", default=0) or 0
+    groups = cfg.number("o_groups", default=1) or 1
+    o_rank = cfg.number("o_lora_rank", default=0) or 0
+    out: list[Triple] = [
+        (a + "attn_sink", "F32", (heads,)),
+        (a + "wq_a.weight", dt, (q_lora, h)),
+        (a + "q_norm.weight", dt, (q_lora,)),
+        (a + "wq_b.weight", dt, (heads * hd, q_lora)),
+        (a + "wkv.weight", dt, (hd, h)),
+        (a + "norm.weight", dt, (hd,)),
+        (a + "wo_a.weight", dt, (groups * o_rank, heads * hd // groups)),
+        (a + "wo_b.weight", dt, (h, groups * o_rank)),
+    ]
+    ratio = layer.compress_ratio if layer.attention == "compressed" else None
+    if not ratio:
+        return out
+    sparse = layer.indexer == "own"
+    out += _compressor(a + "compressor.", ratio, hd, sparse, h, dt)
+    if sparse:
+        ih = cfg.number("index_n_heads", default=0) or 0
+        idim = cfg.number("index_head_dim", default=0) or 0
+        i = a + "indexer."
+        out += _compressor(i + "compressor.", ratio, idim, True, h, dt)
+        out += [(i + "wq_b.weight", dt, (ih * idim, q_lora)), (i + "weights_proj.weight", dt, (ih, h))]
+    return out
+
+
+def _compressor(c: str, ratio: int, hd: int, overlapping: bool, h: int, dt: str) -> list[Triple]:
+    """One compressor of DeepSeek-V4: overlapping windows (CSA's) project to twice the head width."""
+    width = 2 * hd if overlapping else hd
+    return [
+        (c + "ape", "F32", (ratio, width)),
+        (c + "wkv.weight", dt, (width, h)),
+        (c + "wgate.weight", dt, (width, h)),
+        (c + "norm.weight", dt, (hd,)),
+    ]
+
+
+def _cca(
+    cfg: ArchConfig, arch: ArchitectureFacts, a: str, h: int, heads: int, kv: int, hd: int, dt: str
+) -> list[Triple]:
+    """ZAYA's compressed convolutional attention (modeling_zaya.py: ZayaCCAProjection): q and k projected
+    and mixed by a depthwise (cca_time0 taps) then a per-head grouped (cca_time1 taps) convolution, each
+    biased; values half from the current token, half from the previous one; an L2 q/k norm with a learned
+    temperature per KV head; attention_bias biases the four projections and o_proj."""
+    q = a + "qkv_proj."
+    channels = (heads + kv) * hd
+    rows = {
+        "q_proj": heads * hd,
+        "k_proj": kv * hd,
+        "v_proj_current": kv * hd // 2,
+        "v_proj_delayed": kv * hd // 2,
+    }
+    out: list[Triple] = [(q + f"{n}.weight", dt, (r, h)) for n, r in rows.items()]
+    out += [
+        (q + "conv_qk_depthwise.weight", dt, (channels, 1, cfg.number("cca_time0", default=2) or 2)),
+        (q + "conv_qk_depthwise.bias", dt, (channels,)),
+        (q + "conv_qk_grouped.weight", dt, (channels, hd, cfg.number("cca_time1", default=2) or 2)),
+        (q + "conv_qk_grouped.bias", dt, (channels,)),
+        (a + "qk_norm.temp", dt, (kv,)),
+        (a + "o_proj.weight", dt, (h, heads * hd)),
+    ]
+    if arch.qkv_bias.on(cfg):
+        out += [(q + f"{n}.bias", dt, (r,)) for n, r in rows.items()]
+    if arch.o_bias.on(cfg):
+        out.append((a + "o_proj.bias", dt, (h,)))
+    return out
+
+
+def _mixture_of_attention(cfg: ArchConfig, a: str, h: int, width: int, dt: str) -> list[Triple]:
+    """JetMoE's MoA (modeling_jetmoe.py: JetMoeMoA): every expert a query projection into, and an output
+    projection out of, the kv_channels x num_key_value_heads wide space that one kv_proj shares; a token
+    uses top-k of them, so they are counted with the routed experts, the router with the routers."""
+    experts = cfg.num_experts or 0
+    e = a + "experts."
+    return [
+        (e + "input_linear.weight", dt, (experts, width, h)),
+        (e + "output_linear.weight", dt, (experts, h, width)),
+        (e + "bias", dt, (h,)),
+        (e + "router.layer.weight", dt, (experts, h)),
+        (a + "kv_proj.weight", dt, (2 * width, h)),
+    ]
 
 
 def _zamba(
@@ -218,7 +326,13 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
     kv_lora = cfg.number("kv_lora_rank", default=0) or 0
     q_lora = cfg.number("q_lora_rank")
     out: list[Triple] = []
-    if q_lora:
+    if q_lora and arch.mla_query_gate:
+        out += [
+            (a + "q_a_proj.weight", dt, (q_lora, h)),
+            (a + "q_a_layernorm.weight", dt, (q_lora,)),
+            (a + "q_b_proj.weight", dt, (heads * (nope + rope + v), 2 * q_lora)),
+        ]
+    elif q_lora:
         out += [
             (a + "q_a_proj.weight", dt, (q_lora, h)),
             (a + "q_a_layernorm.weight", dt, (q_lora,)),
@@ -237,6 +351,12 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
         out += [(a + "q_a_proj.bias", dt, (q_lora,))] if q_lora else []
     if arch.o_bias.on(cfg):
         out.append((a + "o_proj.bias", dt, (h,)))
+    if arch.mla_output_gate:
+        out.append((a + "gate_proj.weight", dt, (heads * v, h)))
+    if arch.mla_head_gate:
+        out.append((a + "g_proj.weight", dt, (heads, h)))
+    if arch.sinks:
+        out.append((a + "sinks", "F32", (heads,)))
     if layer.attention == "dsa" and layer.indexer == "own":
         ih = cfg.number("index_n_heads", default=0) or 0
         idim = cfg.number("index_head_dim", default=0) or 0
@@ -248,15 +368,34 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
             (i + "k_norm.bias", dt, (idim,)),
             (i + "weights_proj.weight", dt, (ih, h)),
         ]
+        if arch.indexer_kpool_compress:
+            pool = cfg.number("index_kpool", default=1) or 1
+            out += [
+                (i + "index_kpool_compress_ape", dt, (pool, idim)),
+                (i + "index_kpool_compress_gate", dt, (idim, h)),
+            ]
     return out
 
 
-def _kda(cfg: ArchConfig, a: str, h: int, dt: str) -> list[Triple]:
+def _kda(cfg: ArchConfig, a: str, h: int, dt: str, full_rank: bool = False) -> list[Triple]:
     lin = cfg.linear_attn
     nh = lin.get("num_heads") or cfg.num_heads or 0
     dim = lin.get("head_dim") or cfg.head_dim or 0
     kernel = lin.get("short_conv_kernel_size") or 4
     proj = nh * dim
+    if full_rank:  # Ring-2.5's KDA (modeling_bailing_hybrid.py): full-rank gates, one fused convolution
+        kernel = cfg.number("short_conv_kernel_size", default=kernel) or kernel
+        return [
+            *[(a + f"{n}.weight", dt, (proj, h)) for n in ("q_proj", "k_proj", "v_proj")],
+            (a + "conv1d.weight", dt, (3 * proj, 1, kernel)),
+            (a + "A_log", "F32", (nh,)),
+            (a + "dt_bias", "F32", (proj,)),
+            (a + "f_proj.weight", dt, (proj, h)),
+            (a + "b_proj.weight", dt, (nh, h)),
+            (a + "g_proj.weight", dt, (proj, h)),
+            (a + "o_norm.weight", dt, (dim,)),
+            (a + "o_proj.weight", dt, (h, proj)),
+        ]
     out: list[Triple] = [(a + f"{n}.weight", dt, (proj, h)) for n in ("q_proj", "k_proj", "v_proj")]
     out += [(a + f"{n}.weight", dt, (proj, 1, kernel)) for n in ("q_conv1d", "k_conv1d", "v_conv1d")]
     out += [

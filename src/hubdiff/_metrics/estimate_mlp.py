@@ -31,6 +31,37 @@ def _auto_adjusted(cfg: ArchConfig, inter: int) -> int:
     return inter
 
 
+def _mlp_router(cfg: ArchConfig, index: int, g: str, h: int, experts: int, dt: str) -> list[Triple]:
+    """ZAYA's router (modeling_zaya.py: ZayaRouter): the hidden state projected down to router_hidden_size
+    (every layer after the first adds the previous layer's router state, scaled), an RMSNorm and a
+    two-layer MLP scoring the experts and one skip class, whose balancing biases are kept as a buffer."""
+    r = cfg.number("router_hidden_size", default=h) or h
+    out: list[Triple] = [(g + "down_proj.weight", dt, (r, h)), (g + "down_proj.bias", dt, (r,))]
+    if index:
+        out.append((g + "router_states_scale", dt, (r,)))
+    mlp = g + "router_mlp."
+    out += [
+        (mlp + "norm.weight", dt, (r,)),
+        (mlp + "fc1.weight", dt, (r, r)),
+        (mlp + "fc1.bias", dt, (r,)),
+        (mlp + "fc2.weight", dt, (r, r)),
+        (mlp + "fc2.bias", dt, (r,)),
+        (mlp + "out_proj.weight", dt, (experts + 1, r)),
+        (g + "balancing_biases", "F32", (experts + 1,)),
+    ]
+    return out
+
+
+def _hash_routed(cfg: ArchConfig, index: int) -> bool:
+    """A DeepSeek-V4 MoE layer that routes by token id: "hash_moe" in transformers' mlp_layer_types,
+    or one of the first num_hash_layers (the release's own key, which the class turns into that list)."""
+    first = cfg.number("num_hash_layers", default=0) or 0
+    types = cfg.str_list("mlp_layer_types")
+    if types is not None and index < len(types):
+        return types[index] == "hash_moe"
+    return index < first
+
+
 def dense_intermediate(cfg: ArchConfig) -> int:
     """The dense MLP's width: Llama 4 names it intermediate_size_mlp, its intermediate_size being the experts'."""
     h = cfg.hidden_size or 0
@@ -89,16 +120,32 @@ def _mlp(
         return _dense(m, h, inter, dt, gated, bias)
     experts = cfg.num_experts or 0
     inter = (
-        cfg.number("moe_intermediate_size", "expert_intermediate_size", "ffn_hidden_size", default=0)
+        cfg.number(
+            "moe_intermediate_size",
+            "expert_intermediate_size",
+            "expert_ffn_hidden_size",  # LongCat-Flash, whose ffn_hidden_size is the dense MLPs'
+            "ffn_hidden_size",
+            default=0,
+        )
         or cfg.number("intermediate_size", default=0)
         or 0
     )
     latent = cfg.number("moe_latent_size")
     eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
-    out: list[Triple] = [(m + "gate.weight", dt, (experts, h))]
-    router_bias = cfg.get("use_routing_bias", "moe_router_enable_expert_bias") is True or arch.router_bias
-    if cfg.get("topk_method") == "noaux_tc" or (router_bias and not arch.expert_bias):
-        out.append((m + "gate.e_score_correction_bias", "F32", (experts,)))
+    # a router may also score weightless experts (LongCat-Flash's zero_expert_num identity experts)
+    scored = experts + (cfg.number("zero_expert_num", default=0) or 0)
+    out: list[Triple] = [(m + "gate.weight", dt, (scored, h))]
+    if arch.cca_attention:
+        out = _mlp_router(cfg, layer.index, m + "gate.", h, experts, dt)
+    router_bias = (
+        cfg.get("use_routing_bias", "moe_router_enable_expert_bias", "use_expert_bias") is True
+        or arch.router_bias
+    )
+    if arch.compressed_attention and _hash_routed(cfg, layer.index):
+        # DeepSeek-V4's hash layers: each token id's experts looked up in a table, no bias to correct
+        out.append((m + "gate.tid2eid", "I64", (cfg.vocab_size or 0, cfg.experts_per_token or 0)))
+    elif cfg.get("topk_method") == "noaux_tc" or (router_bias and not arch.expert_bias):
+        out.append((m + "gate.e_score_correction_bias", "F32", (scored,)))
     if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias
         out.append((m + "gate.bias", dt, (experts,)))
     if eh != h:  # latent MoE: experts work in a narrower space entered and left by two projections
@@ -112,6 +159,10 @@ def _mlp(
             (m + "experts.gate_up_proj", dt, (experts, up_rows, eh)),
             (m + "experts.down_proj", dt, (experts, eh, inter)),
         ]
+    if arch.moe_post_norm:
+        out.append((p + "post_mlp_layernorm.weight", dt, (h,)))
+    if arch.mixture_of_attention:  # JetMoE's MoE adds one bias to its output, whichever experts ran
+        out.append((m + "bias", dt, (h,)))
     if arch.expert_bias:
         out += [
             (m + "experts.gate_up_proj_bias", dt, (experts, up_rows)),

@@ -112,7 +112,8 @@ def kv_report(
     count_mtp: bool = False,
     indexer_pooling: str = "auto",
 ) -> KVReport:
-    from .estimate import layer_heads  # imported when figures are computed, not when cached ones are read
+    # imported when figures are computed, not when cached ones are read
+    from .estimate import facts, layer_heads
 
     if profile not in PROFILES:
         raise ValueError(f"unknown KV profile {profile!r} (known: {', '.join(PROFILES)})")
@@ -144,7 +145,8 @@ def kv_report(
         else:
             per = (kv_lora + rope) * b
             formula = f"({kv_lora} + {rope}) × {b:g}"
-        groups.append(KVGroup("mla_latent", len(mla_layers), per, formula))
+        sublayers = facts(cfg)[0].sublayers  # LongCat-Flash: two attention sublayers a layer, a latent each
+        groups.append(KVGroup("mla_latent", len(mla_layers) * sublayers, per, formula))
     own_indexer = [x for x in by_kind.get("dsa", []) if x.indexer == "own"]
     if own_indexer:
         head = cfg.number("index_head_dim", default=0) or 0
@@ -181,6 +183,8 @@ def kv_report(
             reusing += 1
             continue
         _, kv, hd, vd = layer_heads(cfg, layer)
+        if facts(cfg)[0].compressed_attention:  # DeepSeek-V4: one KV head whose keys are its values
+            vd = 0
         if nas_kv is not None and layer.index < len(nas_kv) and nas_kv[layer.index]:
             kv = nas_kv[layer.index] or kv
         name = "sliding_window" if layer.attention == "swa" else "full_attention"
@@ -189,7 +193,7 @@ def kv_report(
     for (name, window, kv, hd, vd), count in sorted(
         shapes.items(), key=lambda x: (x[0][0], x[0][1] or 0, x[0][2:])
     ):
-        widths = f"2 × {hd}" if hd == vd else f"({hd} + {vd})"
+        widths = f"2 × {hd}" if hd == vd else f"({hd} + {vd})" if vd else f"{hd}"
         groups.append(
             KVGroup(
                 name,
@@ -217,6 +221,21 @@ def kv_report(
                     count,
                     kv_heads * head_dim * b / ratio,
                     f"{kv_heads} × {head_dim} × {b:g} / {ratio}",
+                )
+            )
+        # DeepSeek-V4's sparse (CSA) layers: their indexer compresses keys of its own, index_head_dim wide
+        indexed: dict[int, int] = {}
+        for layer in compressed:
+            if layer.indexer == "own":
+                indexed[layer.compress_ratio or 1] = indexed.get(layer.compress_ratio or 1, 0) + 1
+        index_dim = cfg.number("index_head_dim", default=0) or 0
+        for ratio, count in sorted(indexed.items()) if index_dim else ():
+            groups.append(
+                KVGroup(
+                    f"compressed_indexer_keys_1_in_{ratio}",
+                    count,
+                    index_dim * b / ratio,
+                    f"{index_dim} × {b:g} / {ratio}",
                 )
             )
         window = compressed[0].window

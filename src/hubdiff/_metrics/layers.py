@@ -49,7 +49,11 @@ KNOWN_LAYER_NAMES = (
     | LINEAR_NAMES
     | set(BLOCK_MLP_NAMES)
     | {"chunked_attention", "indexed_attention", "hybrid", "none", "no_op", "cross", "conv"}
+    | {"compressed_sparse_attention", "heavily_compressed_attention"}
 )
+# DeepSeek-V4's compressed kinds (transformers' layer_types): each keeps a sliding window beside a KV
+# stream compressed by its rate in compress_rates; the sparse one (CSA) also has a lightning indexer
+COMPRESSED_NAMES = ("compressed_sparse_attention", "heavily_compressed_attention")
 
 # Keys whose meaning the census takes in (directly, or through transformers' layer_types)
 PATTERN_KEYS = (
@@ -164,7 +168,7 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
     lin = cfg.linear_attn
     types = layer_types(cfg, n)
     pattern = cfg.get("hybrid_override_pattern")
-    ratios = cfg.get("compress_ratios")
+    ratios = compress_ratios(cfg, n)
     hybrid = cfg.int_list("hybrid_layer_pattern")  # MiMo-V2: 1 a sliding-window layer, 0 a global one
     if hybrid is not None and len(hybrid) >= n and "layer_types" not in cfg.raw_text:
         for i, sliding in enumerate(hybrid[:n]):
@@ -187,7 +191,7 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
                 kinds[i], windows[i] = "swa", window
             elif kind in BLOCK_MLP_NAMES or kind in ("none", "no_op"):
                 kinds[i] = "none"
-            elif kind == "hybrid":
+            elif kind == "hybrid" and cfg.number("cca_time0") is None:  # ZAYA's are its CCA attention
                 parallel[i] = True
     elif lin.get("kda_layers") or lin.get("full_attn_layers"):
         kda, full_layers = _one_based(lin.get("kda_layers")), _one_based(lin.get("full_attn_layers"))
@@ -242,6 +246,35 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
         if 0 <= i < n:  # mllama: attends to the image's keys and values, stores none per text token
             kinds[i] = "cross"
     return kinds, windows, parallel
+
+
+def compress_ratios(cfg: ArchConfig, n: int) -> list[int] | None:
+    """Tokens per compressed KV entry, layer by layer (0: the sliding window alone): DeepSeek-V4's own
+    compress_ratios, or transformers' layer_types with the rate compress_rates gives each kind."""
+    ratios = cfg.int_list("compress_ratios")
+    if ratios is not None and len(ratios) >= n:
+        return ratios[:n]
+    types = layer_types(cfg, n)
+    rates = cfg.get("compress_rates")
+    if types is None or not isinstance(rates, dict) or not set(types) & set(COMPRESSED_NAMES):
+        return None
+    out = []
+    for kind in types:
+        rate = rates.get(kind) if kind in COMPRESSED_NAMES else 0
+        if not isinstance(rate, int) or isinstance(rate, bool) or rate < 0:
+            return None
+        out.append(rate)
+    return out
+
+
+def sparse_compress_rate(cfg: ArchConfig) -> int:
+    """The rate of DeepSeek-V4's sparse (CSA) layers, the ones with an indexer: compress_rates' entry,
+    the legacy compress_rate_csa, else the class's default of 4."""
+    rates = cfg.get("compress_rates")
+    rate = rates.get(COMPRESSED_NAMES[0]) if isinstance(rates, dict) else None
+    if not isinstance(rate, int) or isinstance(rate, bool):
+        rate = cfg.number("compress_rate_csa", default=4)
+    return rate or 4
 
 
 def _neo_layers(cfg: ArchConfig, n: int) -> list[str] | None:
@@ -299,7 +332,7 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
         return ["moe" if f else "dense" for f in freq[:n]]
     mlp_types = cfg.get("mlp_layer_types")
     if isinstance(mlp_types, list) and len(mlp_types) >= n:
-        return ["moe" if str(t) in ("sparse", "moe") else "dense" for t in mlp_types[:n]]
+        return ["moe" if str(t) in ("sparse", "moe", "hash_moe") else "dense" for t in mlp_types[:n]]
     experts = cfg.int_list("layers_num_experts")  # Jamba, through transformers: 1 means a dense MLP
     if experts is not None and len(experts) >= n:
         return ["moe" if e > 1 else "dense" for e in experts[:n]]
@@ -318,7 +351,7 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     if period:  # Jamba: every period-th layer from expert_layer_offset is MoE
         offset = cfg.number("expert_layer_offset", default=0) or 0
         return ["moe" if i >= offset and (i - offset) % period == 0 else "dense" for i in range(n)]
-    first_dense = cfg.number("first_k_dense_replace", default=0) or 0
+    first_dense = cfg.number("first_k_dense_replace", "num_dense_layers", default=0) or 0  # AFMoE, LFM2-MoE
     moe_every = int(cfg.number("moe_layer_freq", default=1) or 1)
     step = cfg.number("decoder_sparse_step", "interleave_moe_layer_step", default=1) or 1
     only_dense = set(cfg.int_list("mlp_only_layers") or [])
@@ -329,8 +362,12 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     return out
 
 
-def layer_census(cfg: ArchConfig) -> list[LayerInfo]:
+def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
+    """The layers, MTP ones after; a layer of ``sublayers`` attention sublayers (LongCat-Flash's two)
+    is one layer, counted by num_layers."""
     n = cfg.num_layers
+    if sublayers > 1:
+        n = cfg.number("num_layers", default=n // sublayers) or 0
     kinds, windows, parallel = _attention_kinds(cfg, n)
     indexers = _indexers(cfg, kinds)
     mlps = _mlp_kinds(cfg, n, kinds)
@@ -341,7 +378,12 @@ def layer_census(cfg: ArchConfig) -> list[LayerInfo]:
                 kinds[i] = "none"
             if block.mlp != "mlp":
                 mlps[i] = "none"
-    ratios = cfg.get("compress_ratios") if isinstance(cfg.get("compress_ratios"), list) else []
+    ratios = compress_ratios(cfg, n) or []
+    if ratios:  # DeepSeek-V4: the sparse compressed layers each have their own indexer
+        sparse = sparse_compress_rate(cfg)
+        for i, ratio in enumerate(ratios[:n]):
+            if kinds[i] == "compressed" and ratio == sparse:
+                indexers[i] = "own"
     layers = [
         LayerInfo(
             i,

@@ -353,9 +353,10 @@ class Cache:
 
 def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
     """Every main layer's caches on one rank, theoretical (the KV dtype's bytes) and as vLLM stores them."""
-    from .estimate import mamba_shape
+    from .estimate import facts, mamba_shape
 
     cfg, tp = metrics.cfg, options.tp
+    sublayers = facts(cfg)[0].sublayers  # LongCat-Flash: two attention sublayers a layer, a latent each
     dtype = metrics.kv.kv_dtype
     b = _kv_bytes(dtype)
     fp8 = dtype in ("fp8", "f8")
@@ -372,7 +373,9 @@ def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
             latent = kv_lora + rope
             engine = 656 if kind == "dsa" and fp8 else int(latent * (1 if fp8 else b))
             formula = f"({kv_lora} + {rope}) × {b:g}"
-            out.append(Cache(layer.index, "mla", int(latent * b), engine, formula, "mla_latent", kv_heads=1))
+            out += [
+                Cache(layer.index, "mla", int(latent * b), engine, formula, "mla_latent", kv_heads=1)
+            ] * sublayers
             if kind == "dsa" and layer.indexer == "own" and index_dim:
                 pooled = next(  # index_kpool's pooling, as the metrics read it
                     (g.bytes_per_layer for g in metrics.kv.groups if g.name == "dsa_indexer_keys"), 0

@@ -195,7 +195,10 @@ _NULL_MEANS_NONE = frozenset(
 
 # Keys a configuration class of transformers turns into its layer_types (Cohere2-MoE's pattern of the
 # dense prefix layers): understood when the config was read through that class, whose layer_types are read
-_RESOLVED_INTO_LAYER_TYPES = frozenset({"prefix_dense_sliding_window_pattern"})
+_RESOLVED_INTO_LAYER_TYPES = frozenset(
+    # Cohere2-MoE; AFMoE; Ring-2.5
+    {"prefix_dense_sliding_window_pattern", "global_attn_every_n_layers", "layer_group_size"}
+)
 
 # Keys of an outer config that size tensors hubdiff does not write, with what they size
 _OUTER_NOT_MODELLED = {
