@@ -39,7 +39,9 @@ NEVER = Switch()
 class ArchitectureFacts:
     """What every checkpoint of an architecture stores that no config key says."""
 
-    qk_norm: str | None = None  # "head": [head_dim] each; "full": [heads x head_dim], [kv_heads x head_dim]
+    # "head": [head_dim] each; "full": [heads x head_dim], [kv_heads x head_dim]; "heads": [heads, head_dim],
+    # [kv_heads, head_dim]
+    qk_norm: str | None = None
     # q/k/v biases (MLA: q_a_proj and kv_a_proj_with_mqa) and the output projection's
     qkv_bias: Switch = Switch(("attention_bias", "qkv_bias", "use_qkv_bias"))
     o_bias: Switch = Switch(("attention_bias",))
@@ -262,8 +264,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # output_vocab_size (a pruned head) is left unread, so a config that sets it is marked
     "apertus1p5_text": ArchitectureFacts(qk_norm="head", gated_mlp=False, activation_params=4),
     # the classic layouts: LayerNorms with biases, plain (not gated) biased MLPs, from each modeling file
-    "gpt2": _GPT2,
-    "gpt-sw3": _GPT2,
+    # GPT-2 (and GPT-SW3, GPT-1) store q, k and v as one c_attn, and its bias
+    "gpt2": dataclasses.replace(_GPT2, fused_qkv=True),
+    "gpt-sw3": dataclasses.replace(_GPT2, fused_qkv=True),
     # GPT-Neo: GPT-2's layout without q/k/v biases; local layers attend within window_size; a null
     # intermediate_size means 4 x hidden; num_heads is read as num_attention_heads
     "gpt_neo": dataclasses.replace(
@@ -283,18 +286,19 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     ),
     "phi": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, norms_per_layer=1, head_bias=ALWAYS),
     "gptj": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
-    "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS),
+    "codegen": dataclasses.replace(_CLASSIC, norms_per_layer=1, head_bias=ALWAYS, fused_qkv=True),
     "bloom": dataclasses.replace(
         _CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, embedding_norm=True, fused_qkv=True
     ),
     "persimmon": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, fused_qkv=True),
     "stablelm": ArchitectureFacts(norm_bias=True, switched_qk_norm="full", qk_norm_bias=False),
-    "cohere": ArchitectureFacts(norms_per_layer=1),
+    # Cohere: use_qk_norm norms each head's queries and keys with weights of their own ([heads, head_dim])
+    "cohere": ArchitectureFacts(norms_per_layer=1, switched_qk_norm="heads"),
     "cohere2": ArchitectureFacts(norms_per_layer=1),
     "cohere2_moe": ArchitectureFacts(norms_per_layer=1),
     "cohere_compass_text": ArchitectureFacts(norms_per_layer=1),  # Cohere's parallel block, one norm
     "olmo": ArchitectureFacts(norms_per_layer=0, final_norm=False),
-    "falcon": ArchitectureFacts(gated_mlp=False, norm_bias=True, falcon_switches=True),
+    "falcon": ArchitectureFacts(gated_mlp=False, norm_bias=True, falcon_switches=True, fused_qkv=True),
     "opt": ArchitectureFacts(gated_mlp=False, learned_positions=2, opt_switches=True),
     "nanochat": ArchitectureFacts(norms_per_layer=0, final_norm=False),  # weightless RMS norms
     "flex_olmo": _FULL_NORM,
@@ -375,7 +379,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "biogpt": dataclasses.replace(_GPT2, learned_positions=2),
     # GLM-OCR's text model: GLM-4's four norms a layer and fused gate_up, no attention biases
     "glm_ocr_text": ArchitectureFacts(norms_per_layer=4, fused_gate_up=True),
-    "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
+    "openai-gpt": dataclasses.replace(_GPT2, final_norm=False, fused_qkv=True),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
     # Gemma 4: null expert sizes with enable_moe_block off mean no experts (the class builds none); a
     # null num_global_key_value_heads, that global layers keep num_key_value_heads

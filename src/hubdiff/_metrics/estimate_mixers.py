@@ -138,6 +138,9 @@ def _attention(
     elif norm == "full":
         out += [(a + f"q_norm.{part}", dt, (heads * hd,)) for part in parts]
         out += [(a + f"k_norm.{part}", dt, (kv * hd,)) for part in parts]
+    elif norm == "heads":
+        out += [(a + f"q_norm.{part}", dt, (heads, hd)) for part in parts]
+        out += [(a + f"k_norm.{part}", dt, (kv, hd)) for part in parts]
     if (
         arch.sinks
         or (layer.attention == "swa" and cfg.get("add_swa_attention_sink_bias") is True)
