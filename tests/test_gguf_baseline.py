@@ -11,8 +11,10 @@ import json
 import os
 import subprocess
 import sys
+from importlib.resources import files
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
@@ -78,6 +80,8 @@ def test_init_records_each_variant_and_the_pinned_strip_and_check_passes(hub, tm
     q8 = gguf["variants"]["Q8_0"]
     assert q8["files"] == ["Tiny-Q8_0-00001-of-00002.gguf", "Tiny-Q8_0-00002-of-00002.gguf"]
     assert "strip" not in q8  # only the pinned variant's layers are recorded
+    schema = json.loads(files("hubdiff.schemas").joinpath("baseline.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(yaml.safe_load(path.read_text()))
 
     check = hubdiff(tmp_path, hub.endpoint, "check", "--format", "text")
     assert check.returncode == 0, check.stdout + check.stderr
@@ -124,7 +128,10 @@ def test_a_requantized_tensor_kind_in_the_pinned_variant_fails_the_check_naming_
     assert "  retype  blk.1.attn_v.weight: Q6_K [64, 256] -> Q4_K [64, 256]" in check.stdout
     assert "Q4_K_M bytes 889.1 KB → " in check.stdout  # the variant's own figures moved too
     report = hubdiff(tmp_path, hub.endpoint, "check", "--format", "json")
-    result = json.loads(report.stdout)["results"][0]
+    document = json.loads(report.stdout)
+    schema = json.loads(files("hubdiff.schemas").joinpath("report.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(document)
+    result = document["results"][0]
     assert result["status"] == "changed" and result["gguf"]["pinned"] == "Q4_K_M"
     assert result["gguf"]["strip"]["changed"] == [
         {"pattern": "blk.1.attn_v.weight", "old": ["Q6_K", [64, 256]], "new": ["Q4_K", [64, 256]], "count": 1}
@@ -245,14 +252,19 @@ def _with(**changes: object) -> dict[str, object]:
             "types is missing",
         ),
         (
-            {"variants": {"Q4_K_M": _with(strip={"blk.{0-3}.attn_v.weight": "Q6_K [64, 256] x2"})}},
-            "repos.org/m.gguf.variants.Q4_K_M.strip.blk.{0-3}.attn_v.weight",
-            "expands to 4 names, row says x2",
+            {"variants": {"Q4_K_M": _with(strip={"blk.{0-1}.attn_v.weight": "Q6_K [64, 256] x3"})}},
+            "repos.org/m.gguf.variants.Q4_K_M.strip.blk.{0-1}.attn_v.weight",
+            "expands to 2 names, row says x3",
         ),
         (
             {"variants": {"Q4_K_M": _with(strip={"blk.{0-99999999999}.x": "Q6_K [1] x100000000000"})}},
             "repos.org/m.gguf.variants.Q4_K_M.strip.blk.{0-99999999999}.x",
-            "index set of more than",
+            "more than 1,000,000 tensors",
+        ),
+        (  # counted from the text, never made: 16 trillion names would take the check with them
+            {"variants": {"Q4_K_M": _with(strip={"b.{0-3999999}.x.{0-3999999}": "Q6_K [1] x4"})}},
+            "repos.org/m.gguf.variants.Q4_K_M.strip.b.{0-3999999}.x.{0-3999999}",
+            "expands to more names than the row's x4",
         ),
         (
             {"variants": {"Q4_K_M": _with(strip={"output.weight": "BF17 [1] x1"})}},
@@ -322,3 +334,22 @@ def test_watch_checks_a_pinned_gguf_copy_as_a_pin_not_as_a_new_copy(hub, tmp_pat
     strip = yaml.safe_load(path.read_text())["repos"]["acme/Tiny-GGUF"]["gguf"]["variants"]["Q4_K_M"]["strip"]
     assert strip["blk.{0-1}.ffn_down.weight"] == "Q4_K [256, 512] x2"
     assert "Q4_K_M" in (tmp_path / "reports" / "tiny.md").read_text()
+
+
+def test_pytest_checks_runs_a_gguf_entry_as_its_layout_test_and_updates_it(hub, tmp_path):
+    from .test_checks_plugin import pytest_checks
+
+    hub.add(_tiny_gguf())
+    init = hubdiff(
+        tmp_path, hub.endpoint, "baseline", "init", "acme/Tiny-GGUF", "--family", "tiny", "--pin", "Q4_K_M"
+    )
+    assert init.returncode == 0, init.stdout + init.stderr
+    assert pytest_checks(tmp_path, hub.endpoint, "-q").returncode == 0
+    requantized = gguf_file(TINY_METADATA, _requantized("attn_v", "Q4_K", {0}))
+    hub.push("acme/Tiny-GGUF", CommitSpec({"Tiny-Q4_K_M.gguf": requantized}))
+    failed = pytest_checks(tmp_path, hub.endpoint, "-q")
+    assert failed.returncode == 1, failed.stdout
+    assert "tiny-gguf::layout: the Hub no longer matches" in failed.stdout
+    assert "retype  blk.0.attn_v.weight: Q6_K [64, 256] -> Q4_K [64, 256]" in failed.stdout
+    assert pytest_checks(tmp_path, hub.endpoint, "-q", "--update-baselines").returncode == 0
+    assert pytest_checks(tmp_path, hub.endpoint, "-q").returncode == 0

@@ -38,6 +38,9 @@ MAX_VARIANTS = 1000  # the largest quant repos publish a few dozen
 MAX_FILES = 10_000  # shards of one variant (gguf-split numbers them in five digits)
 MAX_TEXT = 1000  # a file path or variant name
 MAX_BITS = 64.0  # F64, the widest ggml type
+# tensors a strip may stand for: a GGUF of the largest MoE holds a few thousand (experts stacked); a
+# hostile row of two 4-million-value index sets would stand for 16 trillion, and be compared as such
+MAX_STRIP_TENSORS = 1_000_000
 MAX_INT = 2**63 - 1
 BPW_DIGITS = 4
 
@@ -47,6 +50,9 @@ _QUANT = re.compile(
     r"(?:^|[-_.])((?:UD-)?(?:I?Q[0-9](?:_[A-Z0-9]{1,4}){0,3}|B?F(?:16|32|64)|MXFP4(?:_MOE)?|TQ[0-9]_[0-9]))$",
     re.IGNORECASE,
 )
+_ROW_COUNT = re.compile(r" x([0-9]{1,18})$")
+_BRACED = re.compile(r"\{([^{}]*)\}")
+_ITEM = re.compile(r"^([0-9]{1,18})(?:-([0-9]{1,18})(?:/([0-9]{1,18}))?)?$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
@@ -229,9 +235,16 @@ def _variant_problem(record: Any, paths: set[str]) -> tuple[list[Any], str] | No
     if strip is not None:
         if not isinstance(strip, dict) or not strip:
             return ["strip"], "must map tensor patterns to 'GGML_TYPE [d0, d1, ...] xCOUNT' rows"
+        total = 0
         for key, row in strip.items():
             if not isinstance(row, str) or len(key) > MAX_TEXT or _CONTROL.search(key):
                 return ["strip", key], "must be a 'GGML_TYPE [d0, d1, ...] xCOUNT' row under a tensor pattern"
+            count = _ROW_COUNT.search(row)
+            total += int(count.group(1)) if count else 0
+            if total > MAX_STRIP_TENSORS:
+                return ["strip", key], f"the strip stands for more than {MAX_STRIP_TENSORS:,} tensors"
+            if count and any(n > int(count.group(1)) for n in _set_sizes(key)):
+                return ["strip", key], f"expands to more names than the row's x{count.group(1)}"
             try:
                 pattern = parse_pattern_row(key, row)
             except ValueError as exc:
@@ -239,6 +252,24 @@ def _variant_problem(record: Any, paths: set[str]) -> tuple[list[Any], str] | No
             if pattern.dtype not in BY_NAME:
                 return ["strip", key], _unknown_type(pattern.dtype)
     return None
+
+
+def _set_sizes(key: str) -> list[int]:
+    """How many values each index set of a pattern key holds, counted from its text without making
+    them (a malformed set counts 0: ``parse_pattern_row`` then says what is wrong with it)."""
+    sizes = []
+    for inner in _BRACED.findall(key.replace("{{", "").replace("}}", "")):
+        size = 0
+        for item in inner.split(","):
+            match = _ITEM.match(item.strip())
+            if match is None:
+                break
+            start = int(match.group(1))
+            end = int(match.group(2)) if match.group(2) is not None else start
+            step = int(match.group(3)) if match.group(3) is not None else 1
+            size += (end - start) // step + 1 if end >= start and step >= 1 else 0
+        sizes.append(size)
+    return sizes
 
 
 def _unknown_type(name: Any) -> str:
