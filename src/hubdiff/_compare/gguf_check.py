@@ -130,11 +130,11 @@ def compare_gguf(
         was = pinned_record(pin, old)
         rows = (old.get(was) or {}).get("strip") if was is not None else None
         if rows is None:
-            changes.append(GGUFChange(pinned, "strip", "added", None, len(now)))
+            changes.append(GGUFChange(pinned, "strip", "added"))
         else:
             strip = diff_tensors(_snapshot(parse_strip(rows), old_sha or ""), _snapshot(now, new_sha))
             if not strip.empty:
-                changes.append(GGUFChange(pinned, "strip", "changed", strip.old_count, strip.new_count))
+                changes.append(GGUFChange(pinned, "strip", "changed"))  # ``strip`` holds what changed
     listed = tuple(
         GGUFVariantNow(k, len(r["files"]), r["bytes"], r["bits_per_weight"], k == pinned)
         for k, r in new.items()
