@@ -353,3 +353,36 @@ def test_pytest_checks_runs_a_gguf_entry_as_its_layout_test_and_updates_it(hub, 
     assert "retype  blk.0.attn_v.weight: Q6_K [64, 256] -> Q4_K [64, 256]" in failed.stdout
     assert pytest_checks(tmp_path, hub.endpoint, "-q", "--update-baselines").returncode == 0
     assert pytest_checks(tmp_path, hub.endpoint, "-q").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("stem", "quant"),
+    [
+        ("Tiny-Q4_K_M", "Q4_K_M"),
+        ("Q4_K_M/GLM-5-Q4_K_M", "Q4_K_M"),  # the folder is not the name
+        ("Llama-3-8B.Q8_0", "Q8_0"),
+        ("gemma-2b-it-f16", "F16"),
+        ("m-UD-Q4_K_XL", "UD-Q4_K_XL"),
+        ("m-IQ2_XXS", "IQ2_XXS"),
+        ("m-MXFP4_MOE", "MXFP4_MOE"),
+        ("llama-3-8b", None),
+        ("Phi-3", None),
+    ],
+)
+def test_a_variant_is_keyed_by_the_quant_its_file_name_ends_in(stem, quant):
+    from hubdiff._baseline.gguf import quant_name
+
+    assert quant_name(stem) == quant
+
+
+def test_two_variants_ending_in_one_quant_keep_their_full_names():
+    """A model's F16 and its vision projector's ``mmproj-…-F16`` both end in F16: neither may take the
+    key, or a check would compare one with the other's record."""
+    from types import SimpleNamespace
+
+    from hubdiff._baseline.gguf import pinned_key, variant_keys
+
+    found = [SimpleNamespace(name=n, files=()) for n in ("m-F16", "mmproj-m-F16", "m-Q4_K_M")]
+    keys = variant_keys(found)  # type: ignore[arg-type]
+    assert list(keys) == ["m-F16", "mmproj-m-F16", "Q4_K_M"]
+    assert pinned_key("q4_k_m", keys) == "Q4_K_M" and pinned_key("F16", keys) is None

@@ -20,7 +20,8 @@ from ..units import human_bytes
 if TYPE_CHECKING:
     from .._compare import Comparison
     from .._compare.config_diff import ConfigChange
-    from .._compare.tensor_diff import ShapeChange
+    from .._compare.gguf_check import GGUFChange, GGUFCheck
+    from .._compare.tensor_diff import ShapeChange, TensorDiff
     from .._release.diff import ReleaseDiff
 
 
@@ -216,7 +217,7 @@ def _gguf_value(what: str, value: Any) -> str:
     return str(value)
 
 
-def gguf_change(x: Any, g: Any) -> str:
+def gguf_change(x: GGUFChange, g: GGUFCheck) -> str:
     """One ``GGUFChange`` as a phrase."""
     if x.what == "variant":
         return f"variant {x.variant} {x.kind}" + (f" ({x.new})" if x.kind == "added" else "")
@@ -224,7 +225,7 @@ def gguf_change(x: Any, g: Any) -> str:
         return f"pin {x.variant!r} names no variant of the repo"
     if x.what == "strip" and x.kind == "added":
         return f"{x.variant}: its per-layer quantization is not recorded (hubdiff baseline update records it)"
-    if x.what == "strip":
+    if x.what == "strip" and g.strip is not None:
         return f"{x.variant}: " + strip_phrase(g.strip)
     if x.what == "files" and isinstance(x.old, list) and isinstance(x.new, list) and len(x.old) == len(x.new):
         return f"{x.variant} files renamed"
@@ -233,7 +234,7 @@ def gguf_change(x: Any, g: Any) -> str:
     )
 
 
-def strip_phrase(t: Any) -> str:
+def strip_phrase(t: TensorDiff) -> str:
     """The pinned variant's tensors against its recorded strip: the requantized kinds first, by name."""
     parts = []
     retyped = [x for x in t.changed if x.old_shape == x.pattern.shape]
