@@ -114,6 +114,20 @@ CASES = [
         ENTRY + "discover:\n  - owner: orgé  #<\n    match: m*\n",
         "discover.0.owner: owner must be",
     ),
+    (  # a GGUF entry's strip: counted from its text, never expanded to the 16 trillion names it claims
+        "gguf-strip-bomb",
+        ENTRY
+        + "    gguf:\n      variants:\n        Q4_K_M:\n          files: [m-Q4_K_M.gguf]\n"
+        + "          bytes: 1\n          bits_per_weight: 4.5\n          parameters: 2\n"
+        + "          types: {Q4_K: 1}\n          strip:\n"
+        + "            b.{0-3999999}.x.{0-3999999}: Q4_K [1] x4  #<\n",
+        "expands to more names than the row's x4",
+    ),
+    (
+        "gguf-beside-config",
+        ENTRY + "    gguf: {pin: Q4_K_M}\n    config: {a: 1}  #<\n",
+        "repos.org/m.config: a GGUF entry",
+    ),
 ]
 
 

@@ -164,6 +164,8 @@ def check_repo(
 def _check_repo(
     baseline: Baseline, repo: RepoBaseline, sources: Sources, title: str, listed: str | None = None
 ) -> tuple[RepoResult, Metrics | None]:
+    if repo.is_gguf:
+        return _check_gguf(baseline, repo, sources, title), None
     new = _side(sources, SourceSpec("hub", repo.repo, repo.revision), repo.options, listed)
     with reading(str(baseline.path), None, repo.repo):
         expected = repo.expected_snapshot()
@@ -201,6 +203,22 @@ def _check_repo(
         release=release,
     )
     return result, new.metrics
+
+
+def _check_gguf(baseline: Baseline, repo: RepoBaseline, sources: Sources, title: str) -> RepoResult:
+    """A GGUF entry: the headers of every ``.gguf`` file at the tracked revision, read again (a GGUF
+    repo has no snapshot to cache: a header costs a range or two), against the recorded variants."""
+    from ._compare.gguf_check import compare_gguf
+    from ._metrics.gguf import variants
+    from ._source.gguf_read import load_hub_gguf
+
+    if sources.offline:
+        raise SourceError(repo.repo, repo.revision, None, "a GGUF entry's headers are read from the Hub")
+    release = load_hub_gguf(sources.settings, repo.repo, repo.revision)
+    assert repo.gguf is not None
+    with reading(str(baseline.path), None, repo.repo):
+        check = compare_gguf(repo.gguf, variants(release), repo.sha, release.sha)
+    return RepoResult(title, allowed=repo.allow_changes, baseline=baseline.path, line=repo.line, gguf=check)
 
 
 def _release_against_record(
@@ -255,11 +273,14 @@ def check_release(baseline: Baseline, repo: str, sha: str, sources: Sources) -> 
 
 def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, title: str) -> RepoResult:
     rule = baseline.rule_for(repo)
-    pinned = {r.repo: r for r in baseline.repos}
-    first = pinned[rule.reference] if rule and rule.reference else baseline.repos[0]
+    pinned = {r.repo: r for r in baseline.repos if not r.is_gguf}  # a GGUF entry has no config to compare
+    if not pinned:
+        note = "the family pins only GGUF repos: no safetensors sibling to compare it with"
+        return RepoResult(title, baseline=baseline.path, kind="skipped", note=note, family=baseline.family)
+    first = pinned[rule.reference] if rule and rule.reference else next(iter(pinned.values()))
     new = _side(sources, SourceSpec("hub", repo, sha), first.options)
     with reading(str(baseline.path), None, None):
-        expected = {r.repo: r.expected_snapshot() for r in baseline.repos}
+        expected = {name: r.expected_snapshot() for name, r in pinned.items()}
         siblings = [
             (name, cached_metrics(sources.cache, expected[name], r.options)) for name, r in pinned.items()
         ]
@@ -304,11 +325,13 @@ def quantized_copy(baseline: Baseline, repo: str, info: RepoInfo, sources: Sourc
     "Quantizations" on the Hub): each variant read by header, its model info not asked again, and set
     against the tensors the baseline recorded for the source. None: not such a repo.
 
-    A baseline cannot pin a GGUF file yet, so the copy is reported on every run and never fails it. A
-    copy whose headers cannot be read is the publisher's to fix: it is skipped, saying why."""
+    A copy is informational: it never fails the run, and it is reported on every poll until the family
+    pins it (``baseline init`` on the copy records a ``gguf:`` entry; from then on it is checked as a
+    pinned repo, and not seen here again). A copy whose headers cannot be read is the publisher's to
+    fix: it is skipped, saying why."""
     from ._source.gguf_read import is_gguf_listing
 
-    pinned = {r.repo.lower(): r for r in baseline.repos}
+    pinned = {r.repo.lower(): r for r in baseline.repos if not r.is_gguf}
     named = (pinned.get(name.lower()) for name in info.card.base_models)
     source = next((r for r in named if r is not None), None)
     if info.card.base_model_relation != "quantized" or source is None or not is_gguf_listing(info.sizes):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._compare import Comparison
 from ._compare.claims import ClaimResult
@@ -14,6 +15,9 @@ from ._compare.release import Variant
 from ._metrics import MetricsOptions
 from ._release.diff import ReleaseDiff
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE
+
+if TYPE_CHECKING:
+    from ._compare.gguf_check import GGUFCheck
 
 # watch results that are not a comparison
 NOTICES = ("vanished", "gated", "disabled", "renamed", "skipped", "quantized copy")
@@ -47,6 +51,7 @@ class RepoResult:
     sibling: str | None = None  # the pinned repo a new release was compared with
     family: str | None = None
     release: ReleaseDiff | None = None  # chat template, tokens, generation and processor settings
+    gguf: GGUFCheck | None = None  # a GGUF entry's variants against its record (no comparison then)
 
     @property
     def release_changed(self) -> bool:
@@ -73,6 +78,8 @@ class RepoResult:
 
     @property
     def changed(self) -> bool:
+        if self.gguf is not None and self.gguf.blocking(self.allowed):
+            return True
         c = self.comparison
         if c is None:
             return False

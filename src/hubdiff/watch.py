@@ -185,7 +185,7 @@ def _release_or_notice(
                     return copy
     if reason is None:
         result = check_release(baseline, repo, listed.sha, sources)
-        if result.kind == "new release" and not result.error:
+        if result.kind in ("new release", "skipped") and not result.error:
             return result
         reason = (
             result.note

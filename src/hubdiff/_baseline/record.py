@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._metrics import EarlyConfigRead, Metrics, MetricsOptions, cached_metrics, compute_metrics
 from .._metrics.options import OPTION_KEYS, OptionError, options_entry, parse_options
@@ -26,6 +26,9 @@ from ..errors import UsageError
 from ..snapshot import Snapshot
 from .schema import pattern_key, pattern_row
 from .store import edit, plain, same
+
+if TYPE_CHECKING:
+    from .._source.gguf_read import GGUFRelease
 
 # The order keys take in a new entry; a key added to an existing entry goes where this order puts it.
 ENTRY_ORDER = (
@@ -41,8 +44,9 @@ ENTRY_ORDER = (
     "config",
     "tensors",
     "release",
+    "gguf",
 )
-MEASURED = ("metrics", "config", "tensors", "release")
+MEASURED = ("metrics", "config", "tensors", "release", "gguf")
 
 
 def _set(entry: dict[str, Any], key: str, value: Any) -> None:
@@ -138,9 +142,12 @@ def _what_changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
         "config": "config",
         "tensors": "tensor layout",
         "release": "chat template, tokens or generation defaults",
+        "gguf": "GGUF variants",
     }
     changed = [name for key, name in names.items() if not same(before.get(key), after.get(key))]
-    return (", ".join(changed) + " changed") if changed else "config, tensors and figures unchanged"
+    if changed:
+        return ", ".join(changed) + " changed"
+    return "GGUF variants unchanged" if "gguf" in after else "config, tensors and figures unchanged"
 
 
 def _line(path: Path, repo: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
@@ -148,6 +155,45 @@ def _line(path: Path, repo: str, before: Mapping[str, Any], after: Mapping[str, 
     new = str(after["sha"])[:12]
     at = f"{old} -> {new}" if old != new else f"still {new}"
     return f"{path}: {repo} {at}: {_what_changed(before, after)}"
+
+
+def record_gguf(entry: dict[str, Any], release: GGUFRelease, pin: str | None = None) -> str:
+    """Re-record ``entry`` (possibly empty) in place as the GGUF repo ``release``: the ``gguf`` block
+    merged in as ``record_entry`` merges what it measures, its ``pin`` (``pin`` given, else the one the
+    entry has: a person's choice, kept) with the pinned variant's strip. An entry of a safetensors repo
+    is refused, not turned into a GGUF one: its claims and figures would be lost unseen. Returns what
+    to add to the line that reports it (a pin that names no variant), or ""."""
+    from .._metrics.gguf import variants
+    from .gguf import SAFETENSORS_ONLY, gguf_block, pinned_key, text_problem, variant_keys
+
+    problem = text_problem(pin) if pin is not None else None
+    if problem:
+        raise UsageError(f"--pin {problem}")
+    held = [k for k in SAFETENSORS_ONLY if k in entry]
+    if held:
+        raise UsageError(
+            f"{release.source} is a GGUF repo now, but its entry records {held[0]} (a safetensors repo's); "
+            "remove the entry and record it again with hubdiff baseline init"
+        )
+    old = entry.get("gguf")
+    pin = pin if pin is not None else old.get("pin") if isinstance(old, dict) else None
+    found = variants(release)
+    if "sha" not in entry and "revision" not in entry:
+        _set(entry, "revision", release.revision)
+    if entry.get("sha") != release.sha:
+        _set(entry, "sha", release.sha)
+        _set(entry, "recorded", datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    _set(entry, "gguf", merged(entry.get("gguf"), plain(gguf_block(found, pin))))
+    if pin is not None and pinned_key(pin, variant_keys(found)) is None:
+        return f"; pin {pin!r} names no variant (it has {', '.join(variant_keys(found)) or 'none'})"
+    return ""
+
+
+def _gguf_of(exc: Exception, sources: Sources, repo: str, revision: str) -> GGUFRelease:
+    """The release a safetensors read stopped at (``GGUFRepo``: its model info used again)."""
+    from .._source.gguf_read import load_hub_gguf
+
+    return load_hub_gguf(sources.settings, repo, revision, getattr(exc, "info", None))
 
 
 def release_of_snapshot(sources: Sources, snapshot: Snapshot) -> dict[str, Any]:
@@ -182,12 +228,29 @@ def update_baseline(
             if only is not None and repo.repo not in only:
                 continue
             revision = (revisions or {}).get(repo.repo, repo.revision)
-            snapshot = sources.open(
-                SourceSpec("hub", repo.repo, revision), on_config=EarlyConfigRead(repo.options)
-            )
-            metrics = cached_metrics(sources.cache, snapshot, repo.options)
             entry = editing.doc["repos"][repo.repo]
             before = plain(entry)
+            if repo.is_gguf:
+                from .._source.gguf_read import load_hub_gguf
+
+                release = replace(
+                    load_hub_gguf(sources.settings, repo.repo, revision), revision=repo.revision
+                )
+                extra = record_gguf(entry, release)
+                lines.append(_line(path, repo.repo, before, entry) + extra)
+                continue
+            from .._source.gguf_read import GGUFRepo
+
+            try:
+                snapshot = sources.open(
+                    SourceSpec("hub", repo.repo, revision), on_config=EarlyConfigRead(repo.options)
+                )
+            except GGUFRepo as exc:  # an entry written by hand, first recorded here
+                release = replace(_gguf_of(exc, sources, repo.repo, revision), revision=repo.revision)
+                extra = record_gguf(entry, release)
+                lines.append(_line(path, repo.repo, before, entry) + extra)
+                continue
+            metrics = cached_metrics(sources.cache, snapshot, repo.options)
             # read at a sha when watch found one, but still tracking what the entry tracks
             record_entry(
                 entry,
@@ -221,10 +284,15 @@ def init_repo(
     sources: Sources,
     options: MetricsOptions,
     serving: Iterable[ServingOptions] = (),
+    pin: str | None = None,
 ) -> str:
     """Record ``spec`` into the family file (created if missing), tracking ``spec.revision``. A repo the
     file already tracks keeps everything it has (options, claims, notes, allowed changes, revision,
-    unless ``spec`` names another revision than main) and is re-recorded like ``baseline update``."""
+    unless ``spec`` names another revision than main) and is re-recorded like ``baseline update``.
+    A GGUF repo gets a ``gguf`` entry; ``pin`` (a variant's name or file) is the variant the family
+    depends on, refused unless it names one, since a pin that names nothing pins nothing."""
+    from .._source.gguf_read import GGUFRepo
+
     with edit(path, create={"family": family, "notes": "", "repos": {}}) as editing:
         repos = editing.doc["repos"]
         entry = repos.setdefault(spec.target, {})
@@ -233,9 +301,14 @@ def init_repo(
             _set(entry, "revision", spec.revision)
         if before:
             options = _options_for(entry.get("metrics_options"), options)
-        snapshot = sources.open(
-            replace(spec, revision=entry.get("revision", "main")), on_config=EarlyConfigRead(options)
-        )
+        revision = entry.get("revision", "main")
+        try:
+            snapshot = sources.open(replace(spec, revision=revision), on_config=EarlyConfigRead(options))
+        except GGUFRepo as exc:
+            release = _gguf_of(exc, sources, spec.target, revision)
+            return _init_gguf(path, entry, before, release, pin)
+        if pin is not None:
+            raise UsageError(f"--pin names a GGUF variant, and {spec.target} is not a GGUF repo")
         record_entry(
             entry,
             snapshot,
@@ -245,6 +318,16 @@ def init_repo(
             release=release_of_snapshot(sources, snapshot),
         )
         return _line(path, spec.target, before, entry)
+
+
+def _init_gguf(
+    path: Path, entry: dict[str, Any], before: Mapping[str, Any], release: GGUFRelease, pin: str | None
+) -> str:
+    """``init_repo`` of a GGUF repo; a ``pin`` given that names no variant is refused (nothing is written)."""
+    extra = record_gguf(entry, release, pin)
+    if extra and pin is not None:
+        raise UsageError(f"--pin {pin[:200]!r}: {release.source}{extra.removeprefix('; pin ' + repr(pin))}")
+    return _line(path, release.source, before, entry) + extra
 
 
 def add_release(path: Path, repo: str, sha: str, sibling: str, note: str, sources: Sources) -> str:

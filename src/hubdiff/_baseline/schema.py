@@ -47,6 +47,7 @@ _REPO_KEYS = {
     "notes",
     "config_keys",
     "release",
+    "gguf",
 }
 
 
@@ -64,6 +65,11 @@ class RepoBaseline:
     raw: dict[str, Any] = field(default_factory=dict)
     line: int | None = None
     release: dict[str, Any] | None = None  # the release files' record (_release.record); None: not recorded
+    gguf: dict[str, Any] | None = None  # a GGUF repo's variants (_baseline.gguf); None: a safetensors repo
+
+    @property
+    def is_gguf(self) -> bool:
+        return self.gguf is not None
 
     def expected_snapshot(self) -> Snapshot:
         """The recorded revision rebuilt from the baseline's patterns (lossless), never name by name."""
@@ -461,6 +467,8 @@ def load_baseline(path: Path) -> Baseline:
             except ClaimError as exc:
                 raise fail([*where, "claims", name], str(exc)) from None
             claims.append(claim)
+        if "gguf" in entry:
+            _check_gguf(entry, where, fail)
         for key in ("config", "tensors", "metrics"):
             if not isinstance(entry.get(key, {}) or {}, dict):
                 raise fail([*where, key], "must be a mapping")
@@ -499,18 +507,41 @@ def load_baseline(path: Path) -> Baseline:
                 entry,
                 _line(root, where),
                 release,
+                entry.get("gguf"),
             )
         )
-    rules = _discover_rules(data.get("discover"), {r.repo for r in out}, root, fail)
+    gguf = {r.repo for r in out if r.is_gguf}
+    rules = _discover_rules(data.get("discover"), {r.repo for r in out}, gguf, root, fail)
     family_line = _line(root, ["family"]) or 1
     return Baseline(path, data["family"], data.get("notes", ""), tuple(out), data, rules, family_line)
+
+
+def _check_gguf(
+    entry: dict[str, Any], where: list[Any], fail: Callable[[list[Any], str], BaselineError]
+) -> None:
+    """A GGUF entry's block, and none of a safetensors entry's keys beside it: ``check`` would read
+    those as a config and tensors the repo has never had."""
+    from .gguf import SAFETENSORS_ONLY, gguf_problem
+
+    for key in SAFETENSORS_ONLY:
+        if key in entry:
+            raise fail(
+                [*where, key], "a GGUF entry (gguf:) has no config.json or safetensors figures to hold"
+            )
+    problem = gguf_problem(entry["gguf"])
+    if problem is not None:
+        raise fail([*where, "gguf", *problem[0]], problem[1])
 
 
 _GLOB = re.compile(r"[\w.*?\[\]!-]{1,96}")
 
 
 def _discover_rules(
-    raw: Any, pinned: set[str], root: yaml.Node | None, fail: Callable[[list[Any], str], BaselineError]
+    raw: Any,
+    pinned: set[str],
+    gguf: set[str],
+    root: yaml.Node | None,
+    fail: Callable[[list[Any], str], BaselineError],
 ) -> tuple[DiscoverRule, ...]:
     if raw is None:
         return ()
@@ -539,6 +570,10 @@ def _discover_rules(
         if not globs["match"]:
             raise fail([*where, "match"], "match must name at least one glob")
         reference = rule.get("reference")
+        if reference is not None and reference in gguf:
+            raise fail(
+                [*where, "reference"], "a GGUF entry cannot be a reference: it has no config to compare"
+            )
         if reference is not None and reference not in pinned:
             raise fail(
                 [*where, "reference"], f"reference {str(reference)[:100]!r} is not a repo of this baseline"

@@ -20,7 +20,8 @@ from ..units import human_bytes
 if TYPE_CHECKING:
     from .._compare import Comparison
     from .._compare.config_diff import ConfigChange
-    from .._compare.tensor_diff import ShapeChange
+    from .._compare.gguf_check import GGUFChange, GGUFCheck
+    from .._compare.tensor_diff import ShapeChange, TensorDiff
     from .._release.diff import ReleaseDiff
 
 
@@ -139,6 +140,8 @@ def headline(result: RepoResult) -> str:
         return f"{release_heading(result)}: {variant_line(result)}" + (
             f"; {disagrees}." if disagrees else "."
         )
+    if result.gguf is not None:
+        return f"{result.title}: " + "; ".join(gguf_parts(result)) + "."
     c = result.comparison
     assert c is not None
     parts = []
@@ -184,6 +187,71 @@ def headline(result: RepoResult) -> str:
     if result.kind == "new release":
         return f"{release_heading(result)}: " + "; ".join(parts) + "."
     return f"{result.title}: " + "; ".join(parts) + "."
+
+
+def gguf_parts(result: RepoResult) -> list[str]:
+    """A GGUF entry's changes in a headline: variants added or removed, a recorded figure that moved,
+    and the pinned variant's requantized or reshaped tensor kinds by name; an allowed change says so."""
+    g = result.gguf
+    assert g is not None
+    blocking = g.blocking(result.allowed)
+    parts = []
+    if g.moved:
+        parts.append(f"moved {(g.old_sha or '')[:12]} → {g.new_sha[:12]}")
+    for x in g.changes:
+        parts.append(gguf_change(x, g) + ("" if x in blocking else " (allowed)"))
+    if not g.changes:
+        parts.append("no differences" if g.moved or not g.old_sha else f"unchanged at {g.new_sha[:12]}")
+    return parts
+
+
+def _gguf_value(what: str, value: Any) -> str:
+    if what == "bytes" and isinstance(value, int):
+        return human_bytes(value)
+    if what == "parameters" and isinstance(value, int):
+        return f"{value:,}"
+    if what == "types" and isinstance(value, dict):
+        return ", ".join(f"{k} x{n}" for k, n in value.items()) or "none"
+    if what == "files" and isinstance(value, list):
+        return f"{len(value)} file{'s' if len(value) != 1 else ''}"
+    return str(value)
+
+
+def gguf_change(x: GGUFChange, g: GGUFCheck) -> str:
+    """One ``GGUFChange`` as a phrase."""
+    if x.what == "variant":
+        return f"variant {x.variant} {x.kind}" + (f" ({x.new})" if x.kind == "added" else "")
+    if x.what == "pin":
+        return f"pin {x.variant!r} names no variant of the repo"
+    if x.what == "strip" and x.kind == "added":
+        return f"{x.variant}: its per-layer quantization is not recorded (hubdiff baseline update records it)"
+    if x.what == "strip" and g.strip is not None:
+        return f"{x.variant}: " + strip_phrase(g.strip)
+    if x.what == "files" and isinstance(x.old, list) and isinstance(x.new, list) and len(x.old) == len(x.new):
+        return f"{x.variant} files renamed"
+    return (
+        f"{x.variant} {x.what.replace('_', ' ')} {_gguf_value(x.what, x.old)} → {_gguf_value(x.what, x.new)}"
+    )
+
+
+def strip_phrase(t: TensorDiff) -> str:
+    """The pinned variant's tensors against its recorded strip: the requantized kinds first, by name."""
+    parts = []
+    retyped = [x for x in t.changed if x.old_shape == x.pattern.shape]
+    for x in retyped[:3]:
+        count = f"{x.pattern.count:,} tensor{'s' if x.pattern.count != 1 else ''}"
+        parts.append(f"{x.pattern.name} {x.old_dtype} → {x.pattern.dtype} ({count})")
+    if retyped:
+        more = f" and {len(retyped) - 3} more" if len(retyped) > 3 else ""
+        parts = ["requantized " + ", ".join(parts) + more]
+    reshaped = len(t.changed) - len(retyped)
+    if t.removed or t.added or reshaped:
+        parts.append(
+            f"tensors {t.old_count:,} → {t.new_count:,} ({sum(p.count for p in t.removed):,} removed, "
+            f"{sum(p.count for p in t.added):,} added, "
+            f"{sum(x.pattern.count for x in t.changed if x not in retyped):,} reshaped)"
+        )
+    return "; ".join(parts)
 
 
 def release_parts(rel: ReleaseDiff) -> list[str]:

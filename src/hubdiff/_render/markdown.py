@@ -449,35 +449,14 @@ def report_json(report: Report) -> dict[str, Any]:
                 }
                 for x in c.config
             ]
-            t = c.tensors
-            entry["tensors"] = {
-                "old_count": t.old_count,
-                "new_count": t.new_count,
-                "added": [
-                    {"pattern": p.name, "dtype": p.dtype, "shape": list(p.shape), "count": p.count}
-                    for p in t.added
-                ],
-                "removed": [
-                    {"pattern": p.name, "dtype": p.dtype, "shape": list(p.shape), "count": p.count}
-                    for p in t.removed
-                ],
-                "changed": [
-                    {
-                        "pattern": x.pattern.name,
-                        "old": [x.old_dtype, list(x.old_shape)],
-                        "new": [x.pattern.dtype, list(x.pattern.shape)],
-                        "count": x.pattern.count,
-                    }
-                    for x in t.changed
-                ],
-                "templates": [vars(x) for x in t.templates],
-                "cross_model": [vars(x) for x in t.cross_model],
-            }
+            entry["tensors"] = tensors_json(c.tensors)
             entry["metrics"] = [
                 {"name": m.name, "old": m.old, "new": m.new, "delta": m.delta, "ratio": m.ratio}
                 for m in c.metrics
             ]
             entry["kv_variants"] = [vars(v) for v in r.kv_variants]
+        if r.gguf is not None:
+            entry["gguf"] = gguf_json(r)
         if r.release is not None:
             from .release import release_json
 
@@ -498,3 +477,54 @@ def report_json(report: Report) -> dict[str, Any]:
         ]
         results.append(entry)
     return out
+
+
+def tensors_json(t: Any) -> dict[str, Any]:
+    """A ``TensorDiff`` as report JSON: a check's tensor layout, a GGUF pin's strip."""
+    return {
+        "old_count": t.old_count,
+        "new_count": t.new_count,
+        "added": [
+            {"pattern": p.name, "dtype": p.dtype, "shape": list(p.shape), "count": p.count} for p in t.added
+        ],
+        "removed": [
+            {"pattern": p.name, "dtype": p.dtype, "shape": list(p.shape), "count": p.count} for p in t.removed
+        ],
+        "changed": [
+            {
+                "pattern": x.pattern.name,
+                "old": [x.old_dtype, list(x.old_shape)],
+                "new": [x.pattern.dtype, list(x.pattern.shape)],
+                "count": x.pattern.count,
+            }
+            for x in t.changed
+        ],
+        "templates": [vars(x) for x in t.templates],
+        "cross_model": [vars(x) for x in t.cross_model],
+    }
+
+
+def gguf_json(r: Any) -> dict[str, Any]:
+    """A GGUF entry's check as report JSON (``report.json``'s ``gguf``)."""
+    g = r.gguf
+    blocking = g.blocking(r.allowed)
+    return {
+        "old_sha": g.old_sha,
+        "new_sha": g.new_sha,
+        "pin": g.pin,
+        "pinned": g.pinned,
+        "variants": [vars(v) for v in g.variants],
+        "changes": [
+            {
+                "variant": x.variant,
+                "what": x.what,
+                "kind": x.kind,
+                "path": x.path,
+                "old": x.old,
+                "new": x.new,
+                "allowed": x not in blocking,
+            }
+            for x in g.changes
+        ],
+        "strip": tensors_json(g.strip) if g.strip is not None else None,
+    }

@@ -34,6 +34,12 @@ def register(name: str, parser: argparse.ArgumentParser) -> None:
     revision(b)
     b.add_argument("--family", required=True, help="the family file to record into (created if missing)")
     b.add_argument("--baseline-dir", default="baselines")
+    b.add_argument(
+        "--pin",
+        metavar="VARIANT",
+        help="a GGUF repo: the variant the family depends on (Q4_K_M, or one of its files); its "
+        "per-layer quantization is recorded and checked too",
+    )
     metric_options(b)
     serving_flags(b)
     hub_access(b)
@@ -73,7 +79,8 @@ def cmd_baseline_init(args: argparse.Namespace) -> int:
         raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
     path = family_file(Path(args.baseline_dir), args.family, ".yaml")
     serving = options_from_args(args)
-    print(init_repo(path, args.family, spec, sources_from(args), options_from(args), serving))
+    sources = sources_from(args)
+    print(init_repo(path, args.family, spec, sources, options_from(args), serving, pin=args.pin))
     return errors.EXIT_OK
 
 
