@@ -376,6 +376,7 @@ class GGUFParser:
         walk.done += walked
         if p > first:
             walk.pieces.append(buf[first:p])
+        if short and p > first:  # only an unfinished array needs an estimate of its rest
             self._recent = _recent(buf, first, p, walked)
         if short:
             if base + p + short > limit:
