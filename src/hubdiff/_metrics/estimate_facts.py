@@ -379,7 +379,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "biogpt": dataclasses.replace(_GPT2, learned_positions=2),
     # GLM-OCR's text model: GLM-4's four norms a layer and fused gate_up, no attention biases
     "glm_ocr_text": ArchitectureFacts(norms_per_layer=4, fused_gate_up=True),
-    "openai-gpt": dataclasses.replace(_GPT2, final_norm=False, fused_qkv=True),  # post-LN: no norm after the last layer
+    "openai-gpt": dataclasses.replace(
+        _GPT2, final_norm=False, fused_qkv=True
+    ),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
     # Gemma 4: null expert sizes with enable_moe_block off mean no experts (the class builds none); a
     # null num_global_key_value_heads, that global layers keep num_key_value_heads
