@@ -685,11 +685,21 @@ class CacheFigures:
     failure: str  # why the forward failed ("" when it ran through)
 
 
-def _layer_signature(layer: Any) -> tuple[Any, ...]:
+def _layer_signature(layer: Any, prefix: str = "", mixers_only: bool = False) -> tuple[Any, ...]:
     """Layers alike in class, parameter shapes and named kind (``attention_type`` and such strings) hold
-    alike state and KV: only the first of each runs."""
-    words = {(k, v) for m in layer.modules() for k, v in vars(m).items() if isinstance(v, str)}
-    shapes = tuple((n, tuple(p.shape)) for n, p in layer.named_parameters())
+    alike state and KV: only the first of each runs. With ``mixers_only``, a layer with recurrent mixers
+    (by class name, without the model's own ``prefix``) is known by them alone: its state is theirs,
+    whatever MLP or MoE follows them (Kimi-Linear's first dense layer holds what its MoE layers do)."""
+    modules = [layer]
+    if mixers_only:
+        mixers = [
+            m
+            for m in layer.modules()
+            if m is not layer and _RECURRENT_CLASS.search(type(m).__name__.removeprefix(prefix))
+        ]
+        modules = mixers or modules
+    words = {(k, v) for m in modules for m2 in m.modules() for k, v in vars(m2).items() if isinstance(v, str)}
+    shapes = tuple((type(m).__name__, n, tuple(p.shape)) for m in modules for n, p in m.named_parameters())
     return type(layer).__name__, shapes, tuple(sorted(words))
 
 
@@ -769,7 +779,10 @@ def cache_figures(model: Any, needed: set[int] | None = None) -> CacheFigures:
     if not isinstance(decoder, nn.Module):
         decoder = model
     layers = _decoder_layers(decoder)
-    signatures = [_layer_signature(layer) for layer in layers]
+    # for the state alone a layer is known by its mixers, for the KV by the whole of it
+    prefix = re.sub(r"(For[A-Z]\w*|LMHeadModel|Model)$", "", type(model).__name__)
+    whole = [_layer_signature(layer) for layer in layers]
+    signatures = whole if needed is None else [_layer_signature(x, prefix, True) for x in layers]
     wanted = {signatures[i] for i in (range(len(layers)) if needed is None else needed) if i < len(layers)}
     key = (type(model).__name__, tuple(signatures), frozenset(wanted))
     if key in _CACHE_FIGURES:
@@ -843,7 +856,9 @@ def cache_figures(model: Any, needed: set[int] | None = None) -> CacheFigures:
         figures = _layer_cache(i, cache, layers[i], _CACHE_TOKENS)
         for j, other in enumerate(signatures):
             if other == signature:
-                recurrent[j], conv[j], kv[j] = figures
+                recurrent[j], conv[j] = figures[:2]
+                if whole[j] == whole[i]:
+                    kv[j] = figures[2]
     state = getattr(out, "state", None) if out is not None else None  # RWKV: per-layer slices of a stack
     if isinstance(state, (list, tuple)) and all(
         isinstance(t, torch.Tensor) and t.shape[-1] == len(layers) for t in state
@@ -946,8 +961,10 @@ def cache_checks(model: Any, model_type: str, metrics: Any, truth: Truth) -> lis
     out = []
     if stated:
         missed = sorted(recurrent & set(figures.unrun))
-        if missed or (figures.failure and not figures.recurrent and not figures.conv):
-            return [f"state check: layers {missed} did not run on meta: {figures.failure or 'no cache'}"]
+        if missed:
+            return [f"state check: recurrent layers {missed} did not run on meta: {figures.failure}"]
+        if figures.failure and not any(figures.recurrent.values()) and not any(figures.conv.values()):
+            return [f"state check: the meta forward left no state: {figures.failure}"]
         out += _state_check(metrics, figures)
     return out + _cache_kv(metrics, figures)
 
