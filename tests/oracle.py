@@ -746,6 +746,9 @@ def _layer_cache(i: int, cache: Any, layer: Any, tokens: int) -> tuple[int, int,
     linear = getattr(cache, "linear_cache", None)
     if isinstance(linear, list) and i < len(linear) and isinstance(linear[i], torch.Tensor):
         recurrent += linear[i].numel()
+    rnn = getattr(cache, "rnn_state", None)  # xLSTM's cache: per layer, the mLSTM's C, n and m
+    if isinstance(rnn, dict) and isinstance(rnn.get(i), (tuple, list)):
+        recurrent += sum(t.numel() for t in rnn[i] if isinstance(t, torch.Tensor))
     for module in layer.modules():
         for name, value in vars(module).items():
             if isinstance(value, torch.Tensor) and "state" in name:
@@ -965,6 +968,12 @@ def cache_checks(model: Any, model_type: str, metrics: Any, truth: Truth) -> lis
             return [f"state check: recurrent layers {missed} did not run on meta: {figures.failure}"]
         if figures.failure and not any(figures.recurrent.values()) and not any(figures.conv.values()):
             return [f"state check: the meta forward left no state: {figures.failure}"]
+        # a layer recurrent by its modules whose state the cache does not show: read nowhere, never passed
+        unseen = sorted(
+            i for i in truth.recurrent_layers if not figures.recurrent.get(i) and not figures.conv.get(i)
+        )
+        if unseen:
+            out.append(f"state check: no state found in transformers' cache for recurrent layers {unseen}")
         out += _state_check(metrics, figures)
     return out + _cache_kv(metrics, figures)
 
