@@ -777,6 +777,333 @@ def _kv(metrics: Any, truth: Truth) -> list[str]:
     )
 
 
+# -- recurrent state and KV per token from transformers' own cache --------------------------------------
+# transformers allocates a layer's recurrent state in its forward, from the shapes its mixer computes: a
+# forward on the meta device (shapes propagate, nothing is computed) of a model built from the config
+# leaves in the returned cache what a sequence holds, independently of hubdiff's formulas. Layers of one
+# signature (class, parameter shapes, kind) hold the same state: only the first of each runs.
+
+# hubdiff's recurrent layer kinds and their state groups (``kv.StateGroup``): (recurrent, convolution)
+_STATE_GROUPS: dict[str, tuple[str | None, str | None]] = {
+    "mamba": ("mamba_state", "mamba_conv"),
+    "gdn": ("gdn_state", "gdn_conv"),
+    "kda": ("kda_state", "kda_conv"),
+    "rglru": ("rglru_state", "rglru_conv"),
+    "shortconv": (None, "shortconv_state"),
+    "rwkv": ("rwkv_state", None),
+    "lightning": ("linear_attention_state", None),
+}
+_STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+_CACHE_TOKENS = 2  # a prefill of two tokens: every key and value length is 2, every state its fixed size
+# model_types whose recurrent state the cache check cannot measure, and why (a row of any other type
+# whose forward fails is a mismatch, never a silent pass)
+_STATE_CHECK_SKIPS: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class CacheFigures:
+    """Per decoder layer, what transformers' cache holds after the prefill."""
+
+    recurrent: dict[int, int]  # elements of the recurrent state(s), per sequence
+    conv: dict[int, int]  # elements of the convolution state(s) at kernel - 1 positions, per sequence
+    kv: dict[int, int]  # key + value elements per token
+    unrun: tuple[int, ...]  # layers of a signature that never ran (the forward failed before them)
+    failure: str  # why the forward failed ("" when it ran through)
+
+
+def _layer_signature(layer: Any, prefix: str = "", mixers_only: bool = False) -> tuple[Any, ...]:
+    """Layers alike in class, parameter shapes and named kind (``attention_type`` and such strings) hold
+    alike state and KV: only the first of each runs. With ``mixers_only``, a layer with recurrent mixers
+    (by class name, without the model's own ``prefix``) is known by them alone: its state is theirs,
+    whatever MLP or MoE follows them (Kimi-Linear's first dense layer holds what its MoE layers do)."""
+    modules = [layer]
+    if mixers_only:
+        mixers = [
+            m
+            for m in layer.modules()
+            if m is not layer and _RECURRENT_CLASS.search(type(m).__name__.removeprefix(prefix))
+        ]
+        modules = mixers or modules
+    words = {(k, v) for m in modules for m2 in m.modules() for k, v in vars(m2).items() if isinstance(v, str)}
+    shapes = tuple((type(m).__name__, n, tuple(p.shape)) for m in modules for n, p in m.named_parameters())
+    return type(layer).__name__, shapes, tuple(sorted(words))
+
+
+@contextlib.contextmanager
+def _meta_nonzero() -> Iterator[None]:
+    """Routing that indexes by ``nonzero`` (eager MoE, GLM-5-Next's) runs on meta tensors as if every
+    element were selected: the routed outputs keep their shapes, which is all the cache needs."""
+    import torch.fx.experimental._config as fx_config
+
+    before = fx_config.meta_nonzero_assume_all_nonzero
+    fx_config.meta_nonzero_assume_all_nonzero = True
+    try:
+        yield
+    finally:
+        fx_config.meta_nonzero_assume_all_nonzero = before
+
+
+def _layer_cache(i: int, cache: Any, layer: Any, tokens: int) -> tuple[int, int, int]:
+    """(recurrent, conv, KV per token) elements one layer holds: in the cache's layer (conv_states,
+    recurrent_states, keys and values), a lightning cache's ``linear_cache``, or the layer's own modules
+    (RecurrentGemma keeps ``conv1d_state`` and ``recurrent_states`` on them)."""
+    import torch
+
+    recurrent = conv = kv = 0
+    entry = None
+    with contextlib.suppress(Exception):
+        entry = cache.layers[i] if cache is not None and i < len(cache.layers) else None
+    for state_idx, t in (getattr(entry, "conv_states", None) or {}).items():
+        if isinstance(t, torch.Tensor):
+            # transformers keeps the kernel's last inputs, the serving engines one fewer (the new token's)
+            kernel = (getattr(entry, "conv_kernel_size", None) or {}).get(state_idx) or t.shape[-1]
+            conv += t.numel() // t.shape[-1] * (kernel - 1)
+    for t in (getattr(entry, "recurrent_states", None) or {}).values():
+        if isinstance(t, torch.Tensor):
+            recurrent += t.numel()
+    keys, values = getattr(entry, "keys", None), getattr(entry, "values", None)
+    if (
+        isinstance(keys, torch.Tensor)
+        and isinstance(values, torch.Tensor)
+        and keys.numel()
+        and keys.shape[-2] == tokens == values.shape[-2]
+    ):
+        kv = (keys.numel() + values.numel()) // tokens
+    linear = getattr(cache, "linear_cache", None)
+    if isinstance(linear, list) and i < len(linear) and isinstance(linear[i], torch.Tensor):
+        recurrent += linear[i].numel()
+    rnn = getattr(cache, "rnn_state", None)  # xLSTM's cache: per layer, the mLSTM's C, n and m
+    if isinstance(rnn, dict) and isinstance(rnn.get(i), (tuple, list)):
+        recurrent += sum(t.numel() for t in rnn[i] if isinstance(t, torch.Tensor))
+    for module in layer.modules():
+        for name, value in vars(module).items():
+            if isinstance(value, torch.Tensor) and "state" in name:
+                if "conv" in name:
+                    conv += value.numel()  # kept at kernel - 1 positions already
+                else:
+                    recurrent += value.numel()
+    return recurrent, conv, kv
+
+
+# what a model's layers held, by the model class, its layers' signatures and those that had to run: the
+# variations of one model_type often share them (a head tied the other way holds the same state)
+_CACHE_FIGURES: dict[tuple[Any, ...], CacheFigures] = {}
+
+
+def cache_figures(model: Any, needed: set[int] | None = None) -> CacheFigures:
+    """Run the meta model (cast to bfloat16: grouped expert matmuls want it) over a two-token prefill
+    with the cache on and read what each layer's cache holds. The first layer of each signature runs
+    for real, later ones pass its output on; a layer outside ``needed`` (None: all) passes its input
+    on, once a layer has shown the form of a layer's output. A forward that fails after the needed
+    layers ran still leaves their states in the cache: they are read, and the failure said."""
+    from collections import defaultdict
+
+    import torch
+    import torch.nn as nn
+    from transformers.cache_utils import Cache
+
+    decoder = None
+    with contextlib.suppress(Exception):
+        decoder = model.get_decoder()
+    if not isinstance(decoder, nn.Module):
+        decoder = model
+    layers = _decoder_layers(decoder)
+    # for the state alone a layer is known by its mixers, for the KV by the whole of it
+    prefix = re.sub(r"(For[A-Z]\w*|LMHeadModel|Model)$", "", type(model).__name__)
+    whole = [_layer_signature(layer) for layer in layers]
+    signatures = whole if needed is None else [_layer_signature(x, prefix, True) for x in layers]
+    wanted = {signatures[i] for i in (range(len(layers)) if needed is None else needed) if i < len(layers)}
+    key = (type(model).__name__, tuple(signatures), frozenset(wanted))
+    if key in _CACHE_FIGURES:
+        return _CACHE_FIGURES[key]
+    outputs: dict[tuple[Any, ...], Any] = {}
+    first: dict[tuple[Any, ...], int] = {}
+    seen: dict[str, Any] = {}
+
+    def passed(hidden: Any) -> Any:
+        """The input in the form of a layer's output (a tensor, or a tuple led by one), or None."""
+        shown = next(iter(outputs.values()), None)
+        if not isinstance(hidden, torch.Tensor) or shown is None:
+            return None
+        if isinstance(shown, torch.Tensor):
+            return hidden
+        if isinstance(shown, tuple) and shown and isinstance(shown[0], torch.Tensor):
+            return (hidden, *shown[1:])
+        return None
+
+    def run_once(i: int, forward: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            for value in (*args, *kwargs.values()):
+                if isinstance(value, Cache):
+                    seen.setdefault("cache", value)
+            signature = signatures[i]
+            if signature in outputs:
+                return outputs[signature]
+            if signature not in wanted:
+                hidden = args[0] if args else kwargs.get("hidden_states")
+                skipped = passed(hidden)
+                if skipped is not None:
+                    return skipped
+            first[signature] = i
+            outputs[signature] = forward(*args, **kwargs)
+            return outputs[signature]
+
+        return wrapped
+
+    for i, layer in enumerate(layers):
+        layer.forward = run_once(i, layer.forward)
+    failure = ""
+    out: Any = None
+    try:
+        model.to(torch.bfloat16)
+        ids = torch.zeros((1, _CACHE_TOKENS), dtype=torch.long, device="meta")
+        for attempt in range(2):
+            # a cache of linear-attention layers only cannot size an attention mask (transformers'
+            # get_mask_sizes raises): a mask mapping the model passes through (None for every kind) does
+            mask = None if attempt == 0 else defaultdict(lambda: None)
+            try:
+                with _quiet(), _meta_nonzero(), torch.no_grad():
+                    out = model(input_ids=ids, attention_mask=mask, use_cache=True)
+                failure = ""
+                break
+            except Exception as exc:
+                failure = _one_line(exc, 160)
+                if first or attempt:
+                    break
+    finally:
+        for layer in layers:
+            with contextlib.suppress(AttributeError):
+                del layer.forward
+    cache = seen.get("cache")
+    for name in ("cache", "past_key_values", "cache_params"):
+        if cache is None and out is not None:
+            cache = getattr(out, name, None)
+    recurrent: dict[int, int] = {}
+    conv: dict[int, int] = {}
+    kv: dict[int, int] = {}
+    for signature, i in first.items():
+        figures = _layer_cache(i, cache, layers[i], _CACHE_TOKENS)
+        for j, other in enumerate(signatures):
+            if other == signature:
+                recurrent[j], conv[j] = figures[:2]
+                if whole[j] == whole[i]:
+                    kv[j] = figures[2]
+    state = getattr(out, "state", None) if out is not None else None  # RWKV: per-layer slices of a stack
+    if isinstance(state, (list, tuple)) and all(
+        isinstance(t, torch.Tensor) and t.shape[-1] == len(layers) for t in state
+    ):
+        for j in range(len(layers)):
+            recurrent[j] = recurrent.get(j, 0) + sum(t.numel() // t.shape[-1] for t in state)
+    unrun = tuple(i for i, s in enumerate(signatures) if s in wanted and s not in first)
+    _CACHE_FIGURES[key] = CacheFigures(recurrent, conv, kv, unrun, failure)
+    return _CACHE_FIGURES[key]
+
+
+def _state_check(metrics: Any, figures: CacheFigures) -> list[str]:
+    """hubdiff's state groups against the cache, per group: the elements transformers holds in the layers
+    hubdiff gives that group, at the group's own dtype. The dtypes are hubdiff's (the serving engines'):
+    transformers' cache dtype differs by design (float32 SSM states where vLLM uses the model's, a
+    lightning state in the model's where the engines keep float32), so what is compared is elements, said
+    in bytes. Convolution states are compared at kernel - 1 positions, what the engines keep."""
+    out = []
+    kinds = {}
+    for x in metrics.layers:
+        if not x.mtp:
+            kinds[x.index] = "mamba" if x.parallel_ssm else x.attention
+    held: dict[str, int] = {}
+    stray: list[int] = []
+    for part, figure in ((0, figures.recurrent), (1, figures.conv)):
+        for i, elements in figure.items():
+            group = _STATE_GROUPS.get(kinds.get(i, ""), (None, None))[part]
+            if group is not None:
+                held[group] = held.get(group, 0) + elements
+            elif elements:
+                stray.append(i)
+    if stray:
+        out.append(f"state in layers {sorted(set(stray))} (transformers' cache) that hubdiff holds none for")
+    known = {g for pair in _STATE_GROUPS.values() for g in pair if g}
+    for group in metrics.kv.states:
+        if group.name not in known:
+            out.append(f"state group {group.name} not read by the cache check")
+            continue
+        width = _STATE_DTYPE_BYTES.get(group.dtype, 2)
+        expected = held.pop(group.name, 0) * width
+        if group.bytes_per_sequence != expected:
+            out.append(
+                f"{group.name} {group.bytes_per_sequence:,} vs {expected:,} bytes per sequence "
+                f"(transformers' cache, in {group.dtype})"
+            )
+    for group, elements in sorted(held.items()):
+        if elements:
+            out.append(f"{group} none vs {elements:,} elements per sequence (transformers' cache)")
+    return out
+
+
+def _cache_kv(metrics: Any, figures: CacheFigures) -> list[str]:
+    """KV per token against the keys and values the cache holds per token, where every full or sliding
+    attention layer holds them: fused qkv projections included, which ``_kv`` cannot read. Latent KV
+    (MLA) is not compared: some of transformers' MLA classes cache the latent, others the keys and
+    values it expands to."""
+    from hubdiff._metrics.kv import KV_DTYPE_BYTES
+
+    attention = [x for x in metrics.layers if not x.mtp and x.attention in ("mha", "gqa", "mqa", "swa")]
+    if not attention or any(not figures.kv.get(x.index) for x in attention):
+        return []
+    expected = sum(figures.kv[x.index] for x in attention)
+    per_element = KV_DTYPE_BYTES[metrics.kv.kv_dtype]
+    groups = [g for g in metrics.kv.groups if g.name in ("full_attention", "sliding_window")]
+    got = round(sum(g.bytes_per_token for g in groups) / per_element)
+    return [] if got == expected else [f"KV elements per token {got:,} vs {expected:,} (transformers' cache)"]
+
+
+def _projections_unread(metrics: Any, truth: Truth) -> bool:
+    """Whether some full or sliding attention layer has no k_proj and v_proj for ``_kv`` to read (a fused
+    qkv): the cache is then the only witness of its KV per token."""
+    from hubdiff._metrics.components import classify
+
+    by_layer = {x.index: x for x in metrics.layers}
+    read: set[int] = set()
+    for name, _, shape in truth.tensors:
+        match = _KV_PROJECTION.search(name)
+        if match and classify(name, shape, by_layer, metrics.cfg.num_layers)[0] == "attention":
+            read.add(int(match.group(1)))
+    attention = [x for x in metrics.layers if not x.mtp and x.attention in ("mha", "gqa", "mqa", "swa")]
+    return any(x.index not in read for x in attention)
+
+
+def cache_checks(model: Any, model_type: str, metrics: Any, truth: Truth) -> list[str]:
+    """The recurrent state (for a model with recurrent layers, by its modules or by hubdiff) and the KV
+    per token (where ``_kv`` cannot read the projections) against transformers' cache. A model whose
+    forward fails on meta keeps its KV unchecked, as before; its recurrent state is a mismatch unless
+    ``_STATE_CHECK_SKIPS`` says why it cannot be measured. The model is cast to bfloat16 and run: call
+    it last."""
+    recurrent = set(truth.recurrent_layers) | {
+        x.index for x in metrics.layers if not x.mtp and (x.parallel_ssm or x.attention in _STATE_GROUPS)
+    }
+    stated = bool(recurrent or metrics.kv.states) and model_type not in _STATE_CHECK_SKIPS
+    # a sequence-to-sequence model's forward wants decoder inputs: its KV stays unchecked here
+    unread = not getattr(model.config, "is_encoder_decoder", False) and _projections_unread(metrics, truth)
+    if not stated and not unread:
+        return []
+    # every layer when the KV is to be read from the cache, else the recurrent ones (by either account)
+    figures = cache_figures(model, None if unread or not recurrent else recurrent)
+    out = []
+    if stated:
+        missed = sorted(recurrent & set(figures.unrun))
+        if missed:
+            return [f"state check: recurrent layers {missed} did not run on meta: {figures.failure}"]
+        if figures.failure and not any(figures.recurrent.values()) and not any(figures.conv.values()):
+            return [f"state check: the meta forward left no state: {figures.failure}"]
+        # a layer recurrent by its modules whose state the cache does not show: read nowhere, never passed
+        unseen = sorted(
+            i for i in truth.recurrent_layers if not figures.recurrent.get(i) and not figures.conv.get(i)
+        )
+        if unseen:
+            out.append(f"state check: no state found in transformers' cache for recurrent layers {unseen}")
+        out += _state_check(metrics, figures)
+    return out + _cache_kv(metrics, figures)
+
+
 def _build_model(cfg_obj: Any) -> tuple[Any, list[str]]:
     """The model of the first class that builds on the meta device, or None and why each failed."""
     import torch
@@ -904,6 +1231,7 @@ def sweep_row(case: Case) -> Row:
     layers = list(by_headers.layers)
     for check in _checks(by_headers.cfg, layers, by_headers.params, by_config.params):
         mismatches.append(f"headers check: {check}")
+    mismatches += cache_checks(model, case.model_type, by_config, truth)  # casts the model: last
     reasons = tuple(r for r in by_config.unverified if NOT_PROVEN not in r)
     return Row(
         case.model_type,

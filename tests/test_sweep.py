@@ -326,6 +326,71 @@ def test_the_kv_check_compares_with_the_models_key_and_value_projections() -> No
     assert _kv(metrics, dataclasses.replace(truth, tensors=wider))
 
 
+def test_the_state_check_compares_with_the_state_transformers_cache_holds() -> None:
+    """The sweep's recurrent-state yardstick (what a meta-device prefill leaves in transformers' cache)
+    agrees with hubdiff on Qwen3.5's Gated DeltaNet layers and catches a state group that is too big, a
+    convolution state that is missing, and recurrent layers hubdiff holds no state for. Elements are
+    compared, said in hubdiff's dtypes: transformers keeps its SSM states in float32 where the engines
+    hold the model's dtype, by design; convolution states at kernel - 1 positions, as the engines do
+    (transformers keeps the whole kernel)."""
+    import dataclasses
+
+    from .oracle import (
+        _build_model,
+        _inventory,
+        _truth,
+        build_config,
+        cache_checks,
+        cache_figures,
+        sweep_cases,
+    )
+
+    case = next(c for c in sweep_cases("qwen3_5_text")[0] if c.variation == "default")
+    cfg_obj, _ = build_config(case.config)
+    model, _ = _build_model(cfg_obj)
+    truth = _truth(model, cfg_obj, _inventory(model, "checkpoint"))
+    metrics = compute_metrics(
+        Snapshot("x", "main", "", None, case.config, None, (), {}, ()), MetricsOptions(config_only=True)
+    )
+    assert {g.name for g in metrics.kv.states} == {"gdn_state", "gdn_conv"}
+    assert cache_checks(model, "qwen3_5_text", metrics, truth) == []
+    figures = cache_figures(model, set(truth.recurrent_layers))
+    assert sum(figures.recurrent.values()) and sum(figures.conv.values())
+
+    def checked(states: tuple, layers: tuple | None = None) -> list[str]:
+        kv = dataclasses.replace(metrics.kv, states=states)
+        wrong = dataclasses.replace(metrics, kv=kv, layers=metrics.layers if layers is None else layers)
+        return cache_checks(model, "qwen3_5_text", wrong, truth)
+
+    state, conv = sorted(metrics.kv.states, key=lambda g: g.name != "gdn_state")
+    bigger = dataclasses.replace(state, bytes_per_layer=state.bytes_per_layer * 2)
+    assert any(m.startswith("gdn_state ") for m in checked((bigger, conv)))
+    assert any(m.startswith("gdn_conv none vs ") for m in checked((state,)))
+    as_attention = tuple(dataclasses.replace(x, attention="gqa") for x in metrics.layers)
+    assert any("hubdiff holds none for" in m for m in checked((state, conv), as_attention))
+
+
+def test_the_kv_check_reads_a_fused_qkv_from_transformers_cache() -> None:
+    """Where no k_proj and v_proj can be read (GPT-2's fused c_attn), the keys and values a meta-device
+    prefill leaves in transformers' cache are the yardstick: they agree, and a wider KV is caught."""
+    import dataclasses
+
+    from .oracle import _build_model, _inventory, _kv, _truth, build_config, cache_checks, sweep_cases
+
+    case = next(c for c in sweep_cases("gpt2")[0] if c.variation == "default")
+    cfg_obj, _ = build_config(case.config)
+    model, _ = _build_model(cfg_obj)
+    truth = _truth(model, cfg_obj, _inventory(model, "checkpoint"))
+    metrics = compute_metrics(
+        Snapshot("x", "main", "", None, case.config, None, (), {}, ()), MetricsOptions(config_only=True)
+    )
+    assert _kv(metrics, truth) == []  # nothing to read there
+    assert cache_checks(model, "gpt2", metrics, truth) == []
+    wider = tuple(dataclasses.replace(g, bytes_per_layer=g.bytes_per_layer * 2) for g in metrics.kv.groups)
+    wrong = dataclasses.replace(metrics, kv=dataclasses.replace(metrics.kv, groups=wider))
+    assert any("(transformers' cache)" in m for m in cache_checks(model, "gpt2", wrong, truth))
+
+
 def _transformers_of_another_version(root: Path, version: str) -> Path:
     """The installed transformers as another release would stand: every file of the package linked,
     its ``__init__`` copied with ``version`` in place of its own. Returns the folder for PYTHONPATH."""
