@@ -4,9 +4,10 @@ each family, report, record.
 State lives in git: the pinned shas in the baselines. A poll costs one model listing per owner (and
 page), which returns every repo's sha at once; per-repo requests are made only for repos the listing
 does not cover (private ones, revisions other than main), for repos that changed, and for new repos a
-family's ``discover`` rules take. A run that crashes loses nothing and the next one redoes the work;
-baseline writes are atomic and serialised with a lock (see ``_baseline.store``), so two runs at once
-cannot corrupt one.
+family's ``discover`` rules take. A ``quantized_copies_of`` rule adds one listing (and page) per poll,
+filtered on the Hub's ``base_model:quantized:`` tag, and one request per copy it lists. A run that
+crashes loses nothing and the next one redoes the work; baseline writes are atomic and serialised
+with a lock (see ``_baseline.store``), so two runs at once cannot corrupt one.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ class WatchOutcome:
         for kind, label in (("new release", "new releases"), *((k, k) for k in NOTICES)):
             n = sum(1 for r in results if r.kind == kind and not r.error)
             if n:
-                parts.append(f"{n} {label}")
+                parts.append(f"{n} {'quantized copies' if label == 'quantized copy' and n > 1 else label}")
         if self.failed:
             parts.append(f"{len(self.failed)} could not be read")
         if self.updated:
@@ -116,18 +117,38 @@ def in_shard(family: str, shard: tuple[int, int]) -> bool:
 Listing = dict[str, ListedRepo] | Exception
 
 
-def _listings(owners: set[str], reader: HubReader) -> dict[str, Listing]:
-    """Each owner's model listing (one request per page of 1,000), fetched side by side."""
+def _listings(
+    owners: set[str], copies_of: set[str], reader: HubReader
+) -> tuple[dict[str, Listing], dict[str, Listing]]:
+    """Each owner's model listing, and each ``quantized_copies_of`` repo's listing of copies (one
+    request per page of 1,000), fetched side by side."""
 
-    def listing(owner: str) -> Listing:
+    def listing(job: tuple[bool, str]) -> Listing:
+        copies, name = job
         try:
-            return reader.listing(owner)
+            return reader.quantized_copies(name) if copies else reader.listing(name)
         except Exception as exc:
-            return exc  # pinned repos fall back to one request each; discovery says the owner failed
+            return exc  # pinned repos fall back to one request each; discovery says the listing failed
 
-    ordered = sorted(owners)
-    with ThreadPoolExecutor(max_workers=min(8, len(ordered) or 1)) as pool:
-        return dict(zip(ordered, pool.map(listing, ordered)))
+    jobs = [(False, o) for o in sorted(owners)] + [(True, r) for r in sorted(copies_of)]
+    with ThreadPoolExecutor(max_workers=min(8, len(jobs) or 1)) as pool:
+        listed = dict(zip(jobs, pool.map(listing, jobs)))
+    return (
+        {name: v for (copies, name), v in listed.items() if not copies},
+        {name: v for (copies, name), v in listed.items() if copies},
+    )
+
+
+def _copies_rules(baselines: list[Baseline], everything: list[Baseline]) -> dict[str, Baseline]:
+    """repo -> the family whose ``quantized_copies_of`` rule lists its copies this run: the first by
+    name of the families naming it (in any shard), so that a repo two families pin is listed once and
+    its copies reported once, by the shard that holds that family."""
+    first: dict[str, Baseline] = {}
+    for baseline in sorted(everything, key=lambda b: b.family):
+        for rule in baseline.copies:
+            first.setdefault(rule.repo, baseline)
+    mine = {id(b) for b in baselines}
+    return {repo: b for repo, b in first.items() if id(b) in mine}
 
 
 def _current(
@@ -163,11 +184,20 @@ def skip_reason(sizes: dict[str, int | None]) -> str | None:
 
 
 def _release_or_notice(
-    baseline: Baseline, repo: str, listed: ListedRepo, reader: HubReader, sources: Sources
+    baseline: Baseline,
+    repo: str,
+    listed: ListedRepo,
+    reader: HubReader,
+    sources: Sources,
+    copies_only: bool = False,
 ) -> RepoResult:
     """A new repo read and compared, or skipped with the reason. A private repo is never read: a pull
     request would make its name and figures public. A new repo that cannot be read is skipped, not a
-    failure of the run: its publisher, not the family, has to fix it (or a rule ``exclude`` it)."""
+    failure of the run: its publisher, not the family, has to fix it (or a rule ``exclude`` it).
+
+    ``copies_only``: the repo was listed by a ``quantized_copies_of`` rule, so it is anyone's repo that
+    says it is a copy; it is reported only as a GGUF copy, never proposed as a release of the family
+    (which only an owner rule may do)."""
     title = f"{repo}@{listed.sha[:12]}"
     reason: str | None
     if listed.private:
@@ -179,10 +209,12 @@ def _release_or_notice(
         except SourceError as exc:
             reason = exc.problem if exc.access else f"could not be read ({failure(exc)})"
         else:
-            if reason is not None:  # nothing to compare: unless it is a GGUF copy of a pinned repo
+            if reason is not None or copies_only:  # unless a GGUF copy of a pinned repo, nothing to compare
                 copy = quantized_copy(baseline, repo, info, sources)
                 if copy is not None:
                     return copy
+                if copies_only:
+                    reason = _not_a_copy(reason)
     if reason is None:
         result = check_release(baseline, repo, listed.sha, sources)
         if result.kind in ("new release", "skipped") and not result.error:
@@ -193,6 +225,19 @@ def _release_or_notice(
             else f"could not be read ({result.error})"
         )
     return RepoResult(title, baseline=baseline.path, kind="skipped", note=reason, family=baseline.family)
+
+
+def _not_a_copy(reason: str | None) -> str:
+    """Why a repo the copies listing names is not read as a copy: hubdiff reads GGUF copies only, and
+    only one whose card (at the revision read, not the listing's tag) names a repo the family pins."""
+    if reason is None:
+        return "listed as a quantized copy, but of safetensors weights: only a GGUF copy is read as one"
+    if reason.startswith("GGUF only"):
+        return (
+            f"{reason}: its card does not name a repo this family pins as base_model with "
+            "base_model_relation: quantized"
+        )
+    return reason
 
 
 def _family_taking(repo: str, baselines: list[Baseline]) -> Baseline | None:
@@ -275,11 +320,14 @@ def _find_releases(
     sources: Sources,
     outcome: WatchOutcome,
     renamed: dict[str, str],
+    copies: dict[str, Listing],
 ) -> dict[str, str]:
     """New repos the families' rules take, each read and compared; returns repo -> sha of those to add.
 
     A pinned repo renamed is listed under its new name: that name is the pin's (``renamed``, and what
-    other shards' pins answer under), never a new release."""
+    other shards' pins answer under), never a new release. A repo a copies listing names is reported
+    once: not if pinned (it is checked as pinned), not if an owner rule takes it (reported there, as
+    it always was), not twice for a card naming two pinned repos."""
     pinned_anywhere = {r.repo.lower() for b in everything for r in b.repos} | {
         n.lower() for n in renamed.values()
     }
@@ -303,6 +351,27 @@ def _find_releases(
                 outcome.results.setdefault(baseline.family, []).append(result)
                 if _recordable(result):
                     released[repo] = entry.sha
+    taking = _copies_rules(baselines, everything)
+    reported: set[str] = set()
+    for source, listed in sorted(copies.items()):
+        baseline = taking[source]
+        if isinstance(listed, Exception):
+            title = f"{source} (quantized copies listing)"
+            result = RepoResult(title, error=failure(listed), baseline=baseline.path)
+            outcome.results.setdefault(baseline.family, []).append(result)
+            continue
+        for repo, entry in sorted(listed.items()):
+            if repo.lower() in pinned_anywhere or repo.lower() in reported:
+                continue
+            if _family_taking(repo, everything) is not None:
+                continue  # an owner rule's: found (and reported) from its owner's listing
+            if elsewhere is None:
+                elsewhere = _renamed_elsewhere(baselines, everything, listings, reader)
+            if repo.lower() in elsewhere:
+                continue
+            reported.add(repo.lower())
+            result = _release_or_notice(baseline, repo, entry, reader, sources, copies_only=True)
+            outcome.results.setdefault(baseline.family, []).append(result)
     return released
 
 
@@ -329,8 +398,8 @@ def _write_reports(outcome: WatchOutcome, output_dir: Path, template_dir: Path |
 
 def _repin(path: Path, names: dict[str, str]) -> dict[str, str]:
     """Pin renamed repos under the names the Hub answers under now: each entry keeps its place and all
-    it holds, and a discover rule's ``reference`` follows it. A new name the file already pins is left
-    for a person to reconcile. Returns the renames made."""
+    it holds, and a discover rule's ``reference`` and ``quantized_copies_of`` follow it. A new name the
+    file already pins is left for a person to reconcile. Returns the renames made."""
     with edit(path) as editing:
         repos = editing.doc["repos"]
         names = {old: new for old, new in names.items() if new not in repos}
@@ -338,6 +407,8 @@ def _repin(path: Path, names: dict[str, str]) -> dict[str, str]:
         for rule in editing.doc.get("discover") or []:
             if isinstance(rule, dict) and rule.get("reference") in names:
                 rule["reference"] = names[rule["reference"]]
+            if isinstance(rule, dict) and rule.get("quantized_copies_of") in names:
+                rule["quantized_copies_of"] = names[rule["quantized_copies_of"]]
     return names
 
 
@@ -390,9 +461,9 @@ def run_watch(
     reader = HubReader(sources.settings, sources.cache)
     owners = {r.repo.split("/")[0] for b in baselines for r in b.repos if r.revision == "main"}
     owners |= {rule.owner for b in baselines for rule in b.discover}
-    listings = _listings(owners, reader)
+    listings, copies = _listings(owners, set(_copies_rules(baselines, everything)), reader)
     moved_to, renamed = _check_pinned(baselines, listings, reader, sources, outcome)
-    released = _find_releases(baselines, everything, listings, reader, sources, outcome, renamed)
+    released = _find_releases(baselines, everything, listings, reader, sources, outcome, renamed, copies)
     _write_reports(outcome, output_dir, template_dir)
     if update:
         _record(outcome, moved_to, released, renamed, sources)

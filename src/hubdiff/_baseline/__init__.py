@@ -14,6 +14,7 @@ from typing import Any
 
 from .schema import (
     Baseline,
+    CopiesRule,
     DiscoverRule,
     RepoBaseline,
     discover,
@@ -46,6 +47,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Baseline",
+    "CopiesRule",
     "DiscoverRule",
     "RepoBaseline",
     "accept_claims",

@@ -102,6 +102,17 @@ class DiscoverRule:
 
 
 @dataclass(frozen=True)
+class CopiesRule:
+    """Look for quantized copies of the pinned ``repo`` by any owner: the Hub tags a model whose card
+    names ``base_model: repo`` with ``base_model_relation: quantized`` as ``base_model:quantized:repo``,
+    and one listing filtered on that tag finds them where no owner rule would (most GGUF copies are
+    published by others than the model's owner)."""
+
+    repo: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
 class Baseline:
     path: Path
     family: str
@@ -110,6 +121,7 @@ class Baseline:
     raw: dict[str, Any]
     discover: tuple[DiscoverRule, ...] = ()
     family_line: int = 1
+    copies: tuple[CopiesRule, ...] = ()
 
     def rule_for(self, repo: str) -> DiscoverRule | None:
         """The first rule that takes ``repo`` as a new release of this family (None: not one)."""
@@ -511,9 +523,9 @@ def load_baseline(path: Path) -> Baseline:
             )
         )
     gguf = {r.repo for r in out if r.is_gguf}
-    rules = _discover_rules(data.get("discover"), {r.repo for r in out}, gguf, root, fail)
+    rules, copies = _discover_rules(data.get("discover"), {r.repo for r in out}, gguf, root, fail)
     family_line = _line(root, ["family"]) or 1
-    return Baseline(path, data["family"], data.get("notes", ""), tuple(out), data, rules, family_line)
+    return Baseline(path, data["family"], data.get("notes", ""), tuple(out), data, rules, family_line, copies)
 
 
 def _check_gguf(
@@ -533,6 +545,7 @@ def _check_gguf(
         raise fail([*where, "gguf", *problem[0]], problem[1])
 
 
+MAX_COPIES_RULES = 100  # a family's quantized_copies_of rules: each costs a listing per poll
 _GLOB = re.compile(r"[\w.*?\[\]!-]{1,96}")
 
 
@@ -542,16 +555,29 @@ def _discover_rules(
     gguf: set[str],
     root: yaml.Node | None,
     fail: Callable[[list[Any], str], BaselineError],
-) -> tuple[DiscoverRule, ...]:
+) -> tuple[tuple[DiscoverRule, ...], tuple[CopiesRule, ...]]:
+    """The owner rules, and the ``quantized_copies_of`` rules (each its own list item, so that an owner
+    rule's keys never mean something else beside it)."""
     if raw is None:
-        return ()
+        return (), ()
     if not isinstance(raw, list):
-        raise fail(["discover"], "must be a list of rules (owner, match, exclude, reference)")
+        raise fail(
+            ["discover"], "must be a list of rules (owner, match, exclude, reference; or quantized_copies_of)"
+        )
     rules = []
+    copies: list[CopiesRule] = []
     for i, rule in enumerate(raw):
         where: list[Any] = ["discover", i]
         if not isinstance(rule, dict):
-            raise fail(where, "a rule is a mapping with owner and match")
+            raise fail(where, "a rule is a mapping with owner and match, or with quantized_copies_of")
+        if "quantized_copies_of" in rule:
+            copy = _copies_rule(rule, where, pinned, gguf, root, fail)
+            if any(c.repo == copy.repo for c in copies):
+                raise fail([*where, "quantized_copies_of"], "names a repo an earlier rule already names")
+            if len(copies) == MAX_COPIES_RULES:
+                raise fail(where, f"more than {MAX_COPIES_RULES} quantized_copies_of rules")
+            copies.append(copy)
+            continue
         bad = set(rule) - {"owner", "match", "exclude", "reference"}
         if bad:
             raise fail([*where, sorted(bad)[0]], "unknown key (known: owner, match, exclude, reference)")
@@ -579,7 +605,34 @@ def _discover_rules(
                 [*where, "reference"], f"reference {str(reference)[:100]!r} is not a repo of this baseline"
             )
         rules.append(DiscoverRule(owner, globs["match"], globs["exclude"], reference, _line(root, where)))
-    return tuple(rules)
+    return tuple(rules), tuple(copies)
+
+
+def _copies_rule(
+    rule: dict[Any, Any],
+    where: list[Any],
+    pinned: set[str],
+    gguf: set[str],
+    root: yaml.Node | None,
+    fail: Callable[[list[Any], str], BaselineError],
+) -> CopiesRule:
+    """``quantized_copies_of`` names a safetensors repo the family pins: its recorded tensors are what
+    a copy is set against, and the value goes into a listing's ``filter``, so it is a repo id or
+    nothing."""
+    bad = set(rule) - {"quantized_copies_of"}
+    if bad:
+        raise fail(
+            [*where, sorted(bad, key=str)[0]], "unknown key beside quantized_copies_of (it stands alone)"
+        )
+    repo = rule["quantized_copies_of"]
+    at = [*where, "quantized_copies_of"]
+    if not isinstance(repo, str) or "/" not in repo or not is_repo_id(repo):
+        raise fail(at, "must be a repo id, owner/name (ASCII letters, digits, '_', '-', '.')")
+    if repo in gguf:
+        raise fail(at, "a GGUF entry has no safetensors tensors to set a copy against")
+    if repo not in pinned:
+        raise fail(at, f"{repo!r} is not a repo of this baseline")
+    return CopiesRule(repo, _line(root, where))
 
 
 def discover(paths: list[str] | None, root: Path = Path("baselines")) -> list[Path]:

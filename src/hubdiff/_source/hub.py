@@ -150,24 +150,34 @@ class HubReader(HubRequests):
         return info
 
     def listing(self, author: str) -> dict[str, ListedRepo]:
-        """Every listed repo of ``author`` with its main-branch sha and access: one request per page.
+        """Every listed repo of ``author`` with its main-branch sha and access: one request per page."""
+        return self._listed({"author": author}, author)
 
-        The ``Link`` to the next page is followed only on the endpoint's own origin and listing path,
-        at most ``MAX_LISTING_PAGES`` times and never twice to the same URL.
-        """
+    def quantized_copies(self, repo: str) -> dict[str, ListedRepo]:
+        """Every listed repo, of any owner, the Hub tags ``base_model:quantized:<repo>`` (its card names
+        ``repo`` as ``base_model`` with ``base_model_relation: quantized``): one request per page. The
+        tag is the Hub's, so the listing is what the Hub says; each copy's own card is read again
+        before it is reported."""
+        return self._listed({"filter": f"base_model:quantized:{repo}"}, repo)
+
+    def _listed(self, query: dict[str, str], subject: str) -> dict[str, ListedRepo]:
+        """A model listing of ``query``, every page. The ``Link`` to the next page is followed only on
+        the endpoint's own origin and listing path, at most ``MAX_LISTING_PAGES`` times and never twice
+        to the same URL: a listing's answer is the Hub's, but its links could send the token anywhere
+        and the pages on forever."""
         endpoint = urlsplit(self.settings.endpoint)
         listing_path = endpoint.path.rstrip("/") + "/api/models"
         url: str | None = f"{self.settings.endpoint}/api/models"
-        params: Any = {"author": author, "expand": ["sha", "lastModified", "gated", "private"]}
+        params: Any = {**query, "expand": ["sha", "lastModified", "gated", "private"]}
         seen: set[str] = set()
         out: dict[str, ListedRepo] = {}
         ambiguous: set[str] = set()  # repos listed twice, with two different entries
         while url is not None:
             if len(seen) == MAX_LISTING_PAGES:
-                raise SourceError(author, None, "model listing", f"more than {MAX_LISTING_PAGES} pages")
+                raise SourceError(subject, None, "model listing", f"more than {MAX_LISTING_PAGES} pages")
             answer = self._attempts(
                 partial(self._request, url, MAX_PAGE_BYTES, params=params),
-                author,
+                subject,
                 None,
                 "model listing",
             )
@@ -175,19 +185,19 @@ class HubReader(HubRequests):
             try:
                 listed_repos(_json_body(answer.body, MAX_PAGE_BYTES), out, ambiguous)
             except JSONProblem as exc:
-                raise SourceError(author, None, "model listing", str(exc)) from None
+                raise SourceError(subject, None, "model listing", str(exc)) from None
             url, params = _next_page(answer.headers), None
             if url is None:
                 break
             if not same_origin(url, self.settings.endpoint) or urlsplit(url).path != listing_path:
                 raise SourceError(
-                    author,
+                    subject,
                     None,
                     "model listing",
                     f"next-page link leaves the endpoint's listing: {url[:100]!r}",
                 )
             if url in seen:
-                raise SourceError(author, None, "model listing", "next-page link repeats a page")
+                raise SourceError(subject, None, "model listing", "next-page link repeats a page")
         return out
 
     def refusal(self, repo: str, sha: str) -> SourceError | None:

@@ -1,4 +1,5 @@
-"""The Hub replica: model info, commits, refs, tree, model listings and ``resolve`` with ranges.
+"""The Hub replica: model info, commits, refs, tree, model listings (by author, by tag) and ``resolve``
+with ranges.
 
 It speaks the real Hub's dialect, as recorded (``../shared/notes/hub-dialect.md``; each rule below
 names its recording): every ``resolve`` is a redirect (307 on the same host for small files, 302 to a
@@ -900,10 +901,15 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(entries)
 
     def _list_models(self, query: dict[str, list[str]]) -> None:
+        """``author`` keeps one owner's models; each ``filter`` keeps the models having that tag (all of
+        them, when several are given), tags as ``_card_tags`` derives them from main's README."""
         author = (query.get("author") or [""])[0]
+        wanted = set(query.get("filter") or [])
         models = []
         for repo in sorted(self.hub.repos.values(), key=lambda r: r.repo_id):
             if author and repo.repo_id.split("/")[0] != author:
+                continue
+            if wanted and not wanted <= _card_tags(repo.commits[repo.branches["main"]]):
                 continue
             if repo.private and not self._authorised():
                 continue
@@ -1055,3 +1061,28 @@ def _card_data(commit: _Commit) -> dict[str, Any] | None:
         return None
     data = yaml.safe_load(text[4:end])
     return data if isinstance(data, dict) else None
+
+
+def _card_tags(commit: _Commit) -> set[str]:
+    """The tags the Hub derives from a card's ``base_model``: ``base_model:X`` for each model named,
+    and ``base_model:<relation>:X`` when ``base_model_relation`` names one (``quantized``,
+    ``finetune``, ``adapter``, ``merge``). Where the rule comes from: the tags the Hub shows on every
+    such model's page and returns in its ``tags`` (e.g. ``base_model:quantized:meta-llama/...`` on a
+    GGUF copy), the ``filter`` parameter of ``/api/models`` keeping the models having a tag (several
+    ``filter`` values, all of them), and huggingface_hub's ``list_models(filter=...)`` sending it as
+    ``filter`` (hf_api.py); the card fields from hub-docs model-cards.md ("Specifying a base model").
+
+    The Hub infers a relation when the card names none (model-cards.md); the replica does not, and
+    tags such a card ``base_model:X`` only. Tags are matched
+    as written, case and all: what the real Hub does with another case was not recorded."""
+    card = _card_data(commit) or {}
+    named = card.get("base_model")
+    models = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+    relation = card.get("base_model_relation")
+    tags = set()
+    for model in models:
+        if isinstance(model, str):
+            tags.add(f"base_model:{model}")
+            if isinstance(relation, str):
+                tags.add(f"base_model:{relation}:{model}")
+    return tags
