@@ -55,6 +55,8 @@ _VISION = {
     "image_newline",
     "image_tower",  # Video-LLaVA: a CLIP tower for images and one for videos
     "video_tower",
+    "vision_embedder",  # Gemma 4 Unified: the encoder-free patch embedding in place of a tower
+    "audio_tower",  # counted with the vision side: an encoder of another modality, not run by text tokens
 }
 _PROJECTOR = {
     "mm_projector",
@@ -67,6 +69,8 @@ _PROJECTOR = {
     "vision_projection",
     "aligner",
     "mlp_AR",  # PaddleOCR-VL's projector, at the top level
+    "embed_vision",  # Gemma 3n / 4: the multimodal embedders into the text width, beside the towers
+    "embed_audio",
 }
 _SCALE_SUFFIXES = (
     "_scale_inv",
