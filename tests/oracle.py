@@ -459,7 +459,8 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
 def _gemma_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Gemma 4's switches that its defaults leave off, each as real releases set them (gemma-4-E2B: the
     last layers reuse the KV of earlier ones, their MLPs twice as wide; gemma-4-26B-A4B: the global
-    layers' values are their keys, an MoE block beside every MLP): "kv shared" and "moe block"."""
+    layers' values are their keys, an MoE block beside every MLP): "kv shared" and "moe block"; Gemma 3n's
+    per-layer MLP widths and AltUp / LAuReL sizes: "per-layer widths"."""
     out = []
     shared = copy.deepcopy(default)
     text = _text_part(shared)
@@ -473,6 +474,14 @@ def _gemma_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]
             if text.get(key) is False:
                 text[key] = True
         out.append(("kv shared", shared))
+    widths = copy.deepcopy(default)
+    text = _text_part(widths)
+    sizes = text.get("intermediate_size")
+    if "altup_num_inputs" in text and isinstance(sizes, list) and all(type(x) is int for x in sizes):
+        # Gemma 3n: an MLP width a layer (every other one half as wide), three AltUp streams, another rank
+        text["intermediate_size"] = [x // 2 if i % 2 else x for i, x in enumerate(sizes)]
+        text.update(altup_num_inputs=3, laurel_rank=32)
+        out.append(("per-layer widths", widths))
     moe = copy.deepcopy(default)
     text = _text_part(moe)
     inter = text.get("intermediate_size")
