@@ -443,6 +443,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         ]
         out.append(("per-layer heads", varied))
     out += _gemma_variants(out[0][1])
+    out += _gemma_towers(model_type, out[0][1])
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")
@@ -458,7 +459,8 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
 def _gemma_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Gemma 4's switches that its defaults leave off, each as real releases set them (gemma-4-E2B: the
     last layers reuse the KV of earlier ones, their MLPs twice as wide; gemma-4-26B-A4B: the global
-    layers' values are their keys, an MoE block beside every MLP): "kv shared" and "moe block"."""
+    layers' values are their keys, an MoE block beside every MLP): "kv shared" and "moe block"; Gemma 3n's
+    per-layer MLP widths and AltUp / LAuReL sizes: "per-layer widths"."""
     out = []
     shared = copy.deepcopy(default)
     text = _text_part(shared)
@@ -472,12 +474,41 @@ def _gemma_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]
             if text.get(key) is False:
                 text[key] = True
         out.append(("kv shared", shared))
+    widths = copy.deepcopy(default)
+    text = _text_part(widths)
+    sizes = text.get("intermediate_size")
+    if "altup_num_inputs" in text and isinstance(sizes, list) and all(type(x) is int for x in sizes):
+        # Gemma 3n: an MLP width a layer (every other one half as wide), three AltUp streams, another rank
+        text["intermediate_size"] = [x // 2 if i % 2 else x for i, x in enumerate(sizes)]
+        text.update(altup_num_inputs=3, laurel_rank=32)
+        out.append(("per-layer widths", widths))
     moe = copy.deepcopy(default)
     text = _text_part(moe)
     inter = text.get("intermediate_size")
     if text.get("enable_moe_block") is False and isinstance(inter, int):
         text.update(enable_moe_block=True, num_experts=8, top_k_experts=2, moe_intermediate_size=inter // 4)
         out.append(("moe block", moe))
+    return out
+
+
+def _gemma_towers(model_type: str, default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Gemma 4's vision and audio towers, which its defaults leave out (None): each filled with its
+    configuration class's defaults, cut to two layers where it has layers, and the switches that add
+    tensors (clipped linears, standardization) turned on: "vision tower" and "audio tower"."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    if not isinstance(_text_part(default).get("num_kv_shared_layers"), int):
+        return []
+    subs = getattr(CONFIG_MAPPING[model_type], "sub_configs", {}) or {}
+    out = []
+    for key, name in (("vision_config", "vision tower"), ("audio_config", "audio tower")):
+        if key not in default or default[key] is not None or key not in subs:
+            continue
+        fields = set(subs[key]().to_dict())
+        filled = {k: v for k, v in (("num_hidden_layers", 2), ("use_clipped_linears", True)) if k in fields}
+        if "standardize" in fields:
+            filled["standardize"] = True
+        out.append((name, {**copy.deepcopy(default), key: filled}))
     return out
 
 

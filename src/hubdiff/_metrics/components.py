@@ -55,6 +55,8 @@ _VISION = {
     "image_newline",
     "image_tower",  # Video-LLaVA: a CLIP tower for images and one for videos
     "video_tower",
+    "vision_embedder",  # Gemma 4 Unified: the encoder-free patch embedding in place of a tower
+    "audio_tower",  # counted with the vision side: an encoder of another modality, not run by text tokens
 }
 _PROJECTOR = {
     "mm_projector",
@@ -67,6 +69,8 @@ _PROJECTOR = {
     "vision_projection",
     "aligner",
     "mlp_AR",  # PaddleOCR-VL's projector, at the top level
+    "embed_vision",  # Gemma 3n / 4: the multimodal embedders into the text width, beside the towers
+    "embed_audio",
 }
 _SCALE_SUFFIXES = (
     "_scale_inv",
@@ -105,6 +109,7 @@ _EMBED = {
     "per_layer_model_projection",
 }
 _HEAD = {"lm_head", "embed_out", "output"}
+_ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}
 _ATTN = {
     "self_attn",
     "attn",
@@ -231,6 +236,11 @@ def classify(
     last = segments[-1]
     if any(s.startswith("hc_") for s in segments):
         return "hyper_connections", layer
+    is_norm_weight = len(shape) == 1 and len(segments) > 1 and "norm" in segments[-2]
+    if segset & _ALTUP and not is_norm_weight:
+        return "hyper_connections", layer  # Gemma 3n's AltUp: further residual streams and their mixing
+    if "laurel" in segset and not is_norm_weight:
+        return "attention", layer  # Gemma 3n's LAuReL: a low-rank residual branch summed with attention
     if segments[-1] in ("e_score_correction_bias", "expert_bias"):  # the router's, wherever kept (Laguna)
         return "routers", layer
     if "experts" in segset and "self_attention" in segset and len(shape) < 3:

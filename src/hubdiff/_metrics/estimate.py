@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from .config import ArchConfig
+from .estimate_audio import audio
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
 from .estimate_gemma import gemma_layer_extras, gemma_model_extras
 from .estimate_mixers import _attention, _zamba, mamba_shape
@@ -142,6 +143,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             else []
         )
     out += _vision(cfg, h)
+    out += audio(cfg, h)
     return out
 
 

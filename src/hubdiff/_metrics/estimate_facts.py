@@ -396,6 +396,20 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
             "num_global_key_value_heads",
         ),
     ),
+    # Gemma 3n: Gemma 4's stack (per-layer inputs, reused keys and values) with AltUp and LAuReL in each
+    # layer and an MLP width a layer; activation sparsity (a top-k of the gate's activations) and AltUp's
+    # coefficient clip and active stream size nothing
+    "gemma3n_text": ArchitectureFacts(
+        qk_norm="head",
+        norms_per_layer=4,
+        gemma_stack=3,
+        unused_keys=(
+            "activation_sparsity_pattern",
+            "altup_coef_clip",
+            "altup_active_idx",
+            "altup_correct_scale",
+        ),
+    ),
     "minimax": ArchitectureFacts(lightning_decay_buffers=True),
     "jetmoe": ArchitectureFacts(mixture_of_attention=True),
     # MiniCPM5-MoE: q_proj writes queries and a sigmoid output gate per channel; a DeepSeek-style router bias
@@ -447,6 +461,7 @@ for _outer, _text in (
     ("mllama", "mllama_text_model"),
     ("glm4v_moe", "glm4v_moe_text"),
     ("gemma4", "gemma4_text"),
+    ("gemma3n", "gemma3n_text"),  # its vision (MobileNetV5) and audio towers are not modelled: marked
     ("gemma4_unified_text", "gemma4_text"),  # Gemma 4's stack without per-layer inputs and experts
     ("gemma4_unified", "gemma4_text"),
     ("glm_ocr", "glm_ocr_text"),

@@ -421,6 +421,72 @@ def _lfm3_vl(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return out + _linear(p + "linear_2", text_hidden, inner, bias)
 
 
+def _gemma4(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Gemma 4: a linear patch embedding and a learned position per axis (position_embedding_size
+    each), blocks of Gemma's four RMS norms, per-head q/k norms (the v norm has no weight) and a gated
+    MLP, every projection unbiased and, with use_clipped_linears, holding four scalar clip bounds; the
+    standardizing bias and scale when standardize is set. The projector (embed_vision) is one unbiased
+    projection into the text width after a weightless norm."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    heads, kv = _int(v.get("num_attention_heads"), 12), _int(v.get("num_key_value_heads"), 12)
+    hd, patch = _int(v.get("head_dim"), 64), _int(v.get("patch_size"), 16)
+    clipped = v.get("use_clipped_linears") is True
+    e = "model.vision_tower."
+    out: list[Triple] = [(e + "patch_embedder.input_proj.weight", DT, (d, 3 * patch * patch))]
+    positions = _int(v.get("position_embedding_size"), 10240)
+    out += [(e + "patch_embedder.position_embedding_table", DT, (2, positions, d))]
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        projections = (
+            ("self_attn.q_proj", heads * hd, d),
+            ("self_attn.k_proj", kv * hd, d),
+            ("self_attn.v_proj", kv * hd, d),
+            ("self_attn.o_proj", d, heads * hd),
+            ("mlp.gate_proj", mlp, d),
+            ("mlp.up_proj", mlp, d),
+            ("mlp.down_proj", d, mlp),
+        )
+        for name, rows, cols in projections:
+            out += _clippable(b + name, rows, cols, clipped)
+        out += _norm(b + "self_attn.q_norm", hd, False) + _norm(b + "self_attn.k_norm", hd, False)
+        for norm in (
+            "input_layernorm",
+            "post_attention_layernorm",
+            "pre_feedforward_layernorm",
+            "post_feedforward_layernorm",
+        ):
+            out += _norm(b + norm, d, False)
+    if v.get("standardize") is True:
+        out += [(e + "std_bias", DT, (d,)), (e + "std_scale", DT, (d,))]
+    return out + _linear("model.embed_vision.embedding_projection", text_hidden, d, False)
+
+
+def _clippable(name: str, out: int, into: int, clipped: bool) -> list[Triple]:
+    """Gemma 4's linear layer: an unbiased ``linear`` and, when clipped, its input and output bounds
+    (scalar buffers the checkpoint stores)."""
+    bounds = ("input_min", "input_max", "output_min", "output_max") if clipped else ()
+    return _linear(name + ".linear", out, into, False) + [(f"{name}.{b}", DT, ()) for b in bounds]
+
+
+def _gemma4_unified(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Gemma 4 Unified: no tower; merged patches (model_patch_size = patch_size x pooling_kernel_size,
+    three channels) through a LayerNorm, a biased projection to mm_embed_dim and a LayerNorm, a learned
+    position per axis (mm_posemb_size of them) and a LayerNorm, then Gemma 4's projector from
+    output_proj_dims into the text width. Named as checkpoints store them (vision_embedder, and the
+    projection as embed_vision's own), which transformers renames on loading."""
+    merged = (_int(v.get("patch_size"), 16) * _int(v.get("pooling_kernel_size"), 3)) ** 2 * 3
+    width, positions = _int(v.get("mm_embed_dim"), 3840), _int(v.get("mm_posemb_size"), 1120)
+    into = _int(v.get("output_proj_dims"), 3840)
+    e = "model.vision_embedder."
+    out = (
+        _norm(e + "patch_ln1", merged)
+        + _linear(e + "patch_dense", width, merged)
+        + _norm(e + "patch_ln2", width)
+    )
+    out += [(e + "pos_embedding", DT, (positions, 2, width)), *_norm(e + "pos_norm", width)]
+    return out + _linear("model.embed_vision.embedding_projection", text_hidden, into, False)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -441,6 +507,8 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "pp_chart2table": ("pp_chart2table_vision", _got_ocr2),
     "llava_onevision1_5": ("llava_onevision1_5_vision", _llava_onevision1_5),
     "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
+    "gemma4": ("gemma4_vision", _gemma4),
+    "gemma4_unified": ("gemma4_unified_vision", _gemma4_unified),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
@@ -482,6 +550,8 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("hidden_size", "intermediate_size")
     elif outer == "got_ocr2" or outer == "pp_chart2table":
         sizes = ("hidden_size", "num_hidden_layers")
+    elif outer == "gemma4_unified":
+        sizes = ()  # no tower: every size of the embedder has its class's default
     if not all(isinstance(v.get(k), int) and not isinstance(v.get(k), bool) for k in sizes):
         return None
     types = v.get("layer_types")

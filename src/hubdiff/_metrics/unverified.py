@@ -24,6 +24,7 @@ from .config import (
     installed_transformers,
 )
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
+from .estimate_audio import audio_modelled
 from .estimate_towers import counted_parts, tower_doubts
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
 from .proven import PROVEN_TYPES, SWEPT_TRANSFORMERS, SWEPT_TYPES
@@ -296,6 +297,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         if cfg.raw.get(key) is not None and cfg.raw_text is not cfg.raw:
             reasons.append(f"{key} not understood: {_OUTER_NOT_MODELLED[key]} not counted")
     counted = counted_parts(cfg)  # a resampler counted with its vision tower (Idefics2's perceiver)
+    if audio_modelled(cfg):  # an audio tower counted with its projector (estimate_audio)
+        counted |= {"audio_config"}
     for key, value in cfg.raw.items():  # an audio tower, a talker, a second model: not counted
         if key not in _MODELLED_PARTS | counted and isinstance(value, dict) and _MODEL_KEYS & set(value):
             reasons.append(f"{key}: a further model (audio tower, talker, ...) that is not counted")

@@ -1,0 +1,98 @@
+"""Audio towers and their projectors a config implies, keyed by the outer model_type.
+
+As with vision towers (estimate_towers), an audio tower is vouched for only beside the projector of the
+architecture it was read from, and only when its config's model_type is the one the entry was written
+from. Audio configs are not resolved through transformers as vision configs are, so every size a
+config may leave out takes its configuration class's default here (transformers' configuration_*.py).
+The tower's tensors are named under ``audio_tower``, which the classifier counts with the vision side:
+neither is part of what a text token runs through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .config import ArchConfig
+from .estimate_facts import Triple
+from .estimate_towers import _clippable, _int, _linear, _norm
+
+DT = "BF16"
+
+
+def _gemma4_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Gemma 4's conformer (modeling_gemma4.py): two strided 3x3 convolutions (subsampling_conv_channels,
+    each with a bias-free LayerNorm) and a projection of their flattened output, then layers of two
+    half-step feed-forward blocks (4x wide), chunked attention with a relative-key projection and a
+    per-dimension query scale, a light convolution (a GLU projection, a depthwise causal convolution
+    conv_kernel_size wide) and three norms; every linear of the blocks clippable as in the vision tower.
+    A biased output projection to output_proj_dims, and embed_audio from it into the text width."""
+    h, depth = _int(a.get("hidden_size"), 1024), _int(a.get("num_hidden_layers"), 12)
+    heads = _int(a.get("num_attention_heads"), 8) or 1
+    channels = a.get("subsampling_conv_channels")
+    if not (isinstance(channels, (list, tuple)) and len(channels) == 2):
+        channels = (128, 32)
+    c0, c1 = _int(channels[0], 128), _int(channels[1], 32)
+    kernel, out_dims = _int(a.get("conv_kernel_size"), 5), _int(a.get("output_proj_dims"), 1536)
+    clipped = a.get("use_clipped_linears", True) is not False
+    hd = h // heads
+    e = "model.audio_tower."
+    s = e + "subsample_conv_projection."
+    out: list[Triple] = [(s + "layer0.conv.weight", DT, (c0, 1, 3, 3)), *_norm(s + "layer0.norm", c0, False)]
+    out += [(s + "layer1.conv.weight", DT, (c1, c0, 3, 3)), *_norm(s + "layer1.norm", c1, False)]
+    out += _linear(s + "input_proj_linear", h, (c0 // 4) * c1, False)
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        for ff in ("feed_forward1.", "feed_forward2."):
+            out += _clippable(b + ff + "ffw_layer_1", 4 * h, h, clipped)
+            out += _clippable(b + ff + "ffw_layer_2", h, 4 * h, clipped)
+            out += _norm(b + ff + "pre_layer_norm", h, False) + _norm(b + ff + "post_layer_norm", h, False)
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out += _clippable(b + "self_attn." + proj, heads * hd, h, clipped)
+        out += _clippable(b + "self_attn.post", h, h, clipped)
+        out += _linear(b + "self_attn.relative_k_proj", heads * hd, h, False)
+        out += [(b + "self_attn.per_dim_scale", DT, (hd,))]
+        out += _clippable(b + "lconv1d.linear_start", 2 * h, h, clipped)
+        out += _clippable(b + "lconv1d.linear_end", h, h, clipped)
+        out += [(b + "lconv1d.depthwise_conv1d.weight", DT, (h, 1, kernel))]
+        out += _norm(b + "lconv1d.pre_layer_norm", h, False) + _norm(b + "lconv1d.conv_norm", h, False)
+        for norm in ("norm_pre_attn", "norm_post_attn", "norm_out"):
+            out += _norm(b + norm, h, False)
+    out += _linear(e + "output_proj", out_dims, h)
+    return out + _linear("model.embed_audio.embedding_projection", text_hidden, out_dims, False)
+
+
+def _gemma4_unified_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Gemma 4 Unified: no tower; raw waveform frames (audio_embed_dim samples) projected into the text
+    width after a weightless norm."""
+    width = _int(a.get("audio_embed_dim"), 640)
+    return _linear("model.embed_audio.embedding_projection", text_hidden, width, False)
+
+
+Audio = Callable[[dict[str, Any], int], list[Triple]]
+
+# outer model_type -> (the audio config's model_type the entry was written from, its tower and projector)
+AUDIO: dict[str, tuple[str, Audio]] = {
+    "gemma4": ("gemma4_audio", _gemma4_audio),
+    "gemma4_unified": ("gemma4_unified_audio", _gemma4_unified_audio),
+}
+
+
+def _audio_config(cfg: ArchConfig) -> dict[str, Any] | None:
+    value = cfg.raw.get("audio_config")
+    return value if isinstance(value, dict) and value else None
+
+
+def audio_modelled(cfg: ArchConfig) -> bool:
+    """Whether the config's audio tower and projector are counted: its outer model_type has an entry and
+    its audio config names the family the entry was written from."""
+    a = _audio_config(cfg)
+    entry = AUDIO.get(str(cfg.raw.get("model_type") or ""))
+    return a is not None and entry is not None and str(a.get("model_type") or "") == entry[0]
+
+
+def audio(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
+    a = _audio_config(cfg)
+    if a is None or not audio_modelled(cfg):
+        return []
+    return AUDIO[str(cfg.raw.get("model_type"))][1](a, text_hidden)
