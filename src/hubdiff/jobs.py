@@ -208,7 +208,7 @@ def _check_repo(
 def _check_gguf(baseline: Baseline, repo: RepoBaseline, sources: Sources, title: str) -> RepoResult:
     """A GGUF entry: the headers of every ``.gguf`` file at the tracked revision, read again (a GGUF
     repo has no snapshot to cache: a header costs a range or two), against the recorded variants."""
-    from ._compare.gguf_check import compare_gguf
+    from ._baseline.gguf_check import compare_gguf
     from ._metrics.gguf import variants
     from ._source.gguf_read import load_hub_gguf
 

@@ -17,7 +17,7 @@ from ._release.diff import ReleaseDiff
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE
 
 if TYPE_CHECKING:
-    from ._compare.gguf_check import GGUFCheck
+    from ._baseline.gguf_check import GGUFCheck
 
 # watch results that are not a comparison
 NOTICES = ("vanished", "gated", "disabled", "renamed", "skipped", "quantized copy")

@@ -12,6 +12,7 @@ only reads baselines (``check``) does not pay for it.
 
 from typing import Any
 
+from .rows import parse_pattern_row, pattern_key, pattern_row
 from .schema import (
     Baseline,
     CopiesRule,
@@ -19,9 +20,6 @@ from .schema import (
     RepoBaseline,
     discover,
     load_baseline,
-    parse_pattern_row,
-    pattern_key,
-    pattern_row,
 )
 
 _WRITERS = {

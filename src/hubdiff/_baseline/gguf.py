@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .._source.ggml_types import BY_NAME
 from .._source.gguf_read import SPLIT_NAME
 from ..patterns import Pattern, compress
-from .schema import parse_pattern_row, pattern_key, pattern_row
+from .rows import parse_pattern_row, pattern_key, pattern_row
 
 if TYPE_CHECKING:
     from .._metrics.gguf import Variant

@@ -24,7 +24,7 @@ from .._metrics.serving_options import ServingOptions
 from .._source import Sources, SourceSpec
 from ..errors import UsageError
 from ..snapshot import Snapshot
-from .schema import pattern_key, pattern_row
+from .rows import pattern_key, pattern_row
 from .store import edit, plain, same
 
 if TYPE_CHECKING:

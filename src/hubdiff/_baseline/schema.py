@@ -29,11 +29,11 @@ from .._source.jsonin import INT_RANGE, MAX_DEPTH
 from .._source.layout import LayoutProblem
 from .._source.repo_id import is_repo_id
 from ..errors import BaselineError, UsageError
-from ..patterns import Pattern, format_index_set, ordered, parse_index_set
+from ..patterns import ordered
 from ..snapshot import Snapshot
+from .rows import parse_pattern_row
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
-_ROW = re.compile(r"^(\S+) \[([\d, ]*)\] x(\d+)$")
 _REPO_KEYS = {
     "revision",
     "sha",
@@ -126,49 +126,6 @@ class Baseline:
     def rule_for(self, repo: str) -> DiscoverRule | None:
         """The first rule that takes ``repo`` as a new release of this family (None: not one)."""
         return next((rule for rule in self.discover if rule.matches(repo)), None)
-
-
-# -- pattern rows ------------------------------------------------------------------------------
-
-
-def pattern_key(pattern: Pattern) -> str:
-    """The pattern's name with literal braces doubled, so that any tensor name survives the round trip."""
-    out = [pattern.parts[0].replace("{", "{{").replace("}", "}}")]
-    for values, text in zip(pattern.index_sets, pattern.parts[1:]):
-        out.append("{" + format_index_set(values) + "}")
-        out.append(text.replace("{", "{{").replace("}", "}}"))
-    return "".join(out)
-
-
-def pattern_row(pattern: Pattern) -> str:
-    return f"{pattern.dtype} [{', '.join(map(str, pattern.shape))}] x{pattern.count}"
-
-
-def parse_pattern_row(key: str, row: str) -> Pattern:
-    match = _ROW.match(row)
-    if not match:
-        raise ValueError(f"tensor row {row!r} is not 'DTYPE [d0, d1, ...] xCOUNT'")
-    parts, sets, buf, i = [], [], [], 0
-    while i < len(key):
-        ch = key[i]
-        if key.startswith("{{", i) or key.startswith("}}", i):
-            buf.append(ch)
-            i += 2
-        elif ch == "{":
-            end = key.index("}", i)
-            parts.append("".join(buf))
-            buf = []
-            sets.append(parse_index_set(key[i + 1 : end]))
-            i = end + 1
-        else:
-            buf.append(ch)
-            i += 1
-    parts.append("".join(buf))
-    shape = tuple(int(d) for d in match.group(2).split(",") if d.strip())
-    pattern = Pattern(tuple(parts), tuple(sets), match.group(1), shape)
-    if pattern.count != int(match.group(3)):
-        raise ValueError(f"{key} expands to {pattern.count} names, row says x{match.group(3)}")
-    return pattern
 
 
 # -- loading and validation --------------------------------------------------------------------

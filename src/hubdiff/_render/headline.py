@@ -18,9 +18,9 @@ from ..results import RepoResult, Report
 from ..units import human_bytes
 
 if TYPE_CHECKING:
+    from .._baseline.gguf_check import GGUFChange, GGUFCheck
     from .._compare import Comparison
     from .._compare.config_diff import ConfigChange
-    from .._compare.gguf_check import GGUFChange, GGUFCheck
     from .._compare.tensor_diff import ShapeChange, TensorDiff
     from .._release.diff import ReleaseDiff
 

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._baseline.gguf import gguf_block, parse_strip, pinned_key, pinned_record, variant_keys
+from .._compare.tensor_diff import TensorDiff, diff_tensors
 from ..patterns import compress, ordered
 from ..snapshot import Snapshot
-from .tensor_diff import TensorDiff, diff_tensors
+from .gguf import gguf_block, parse_strip, pinned_key, pinned_record, variant_keys
 
 if TYPE_CHECKING:
     from .._metrics.gguf import Variant
