@@ -53,6 +53,7 @@ _VISION = {
     "vpm",
     "siglip",
     "image_newline",
+    "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
 }
 _PROJECTOR = {
     "mm_projector",
@@ -64,6 +65,7 @@ _PROJECTOR = {
     "mlp1",
     "vision_projection",
     "aligner",
+    "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
 }
 _SCALE_SUFFIXES = (
     "_scale_inv",

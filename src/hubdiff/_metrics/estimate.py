@@ -119,6 +119,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
 
 
 def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:
+    if arch.post_norms is not None:
+        return arch.norms_per_layer + 2 * arch.post_norms.on(cfg)
     if not arch.falcon_switches:
         return arch.norms_per_layer
     parallel = cfg.get("parallel_attn") is True

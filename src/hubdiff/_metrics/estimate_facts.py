@@ -99,6 +99,8 @@ class ArchitectureFacts:
     conv_bias: Switch = Switch(("use_conv_bias", "mamba_conv_bias"), True)  # the Mamba convolution's bias
     mamba_norm: Switch = ALWAYS  # Mamba-2's gated norm before out_proj (Falcon-H1: mamba_rms_norm)
     mamba_out_bias: Switch | None = None  # out_proj's own bias switch (Falcon-H1: projectors_bias)
+    # two more norms a layer, after attention and after the MLP, when on (HyperCLOVA X's use_post_norm)
+    post_norms: Switch | None = None
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -225,7 +227,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "opt": ArchitectureFacts(gated_mlp=False, learned_positions=2, opt_switches=True),
     "nanochat": ArchitectureFacts(norms_per_layer=0, final_norm=False),  # weightless RMS norms
     "flex_olmo": _FULL_NORM,
-    "hyperclovax": ArchitectureFacts(norms_per_layer=4),
+    "hyperclovax": ArchitectureFacts(post_norms=Switch(("use_post_norm",), True)),
     "jais2": ArchitectureFacts(norm_bias=True, gated_mlp=False),
     "phimoe": ArchitectureFacts(norm_bias=True, head_bias=Switch(("lm_head_bias",))),
     "mellum": _HEAD_NORM,

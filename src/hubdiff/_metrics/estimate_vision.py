@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .config import ArchConfig
 from .estimate_facts import Triple
 from .estimate_mlp import _dense
@@ -113,7 +115,34 @@ def vision_kind(cfg: ArchConfig) -> str | None:
     return None
 
 
+def _after_clip(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[Triple]:
+    """What an outer model puts after a CLIP / SigLIP tower: DeepSeek-VL's aligner, two biased linears
+    (GELU between) from the tower's width into the text width."""
+    if cfg.raw.get("model_type") == "deepseek_vl":
+        return [
+            ("model.aligner.linear1.weight", dt, (text_hidden, width)),
+            ("model.aligner.linear1.bias", dt, (text_hidden,)),
+            ("model.aligner.linear2.weight", dt, (text_hidden, text_hidden)),
+            ("model.aligner.linear2.bias", dt, (text_hidden,)),
+        ]
+    return []
+
+
+def _after_qwen_vl(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[Triple]:
+    """What an outer model puts after a Qwen-VL tower's merger: HyperCLOVA X Vision V2 maps the merger's
+    output into the text width with one more biased linear."""
+    if cfg.raw.get("model_type") == "hyperclovax_vision_v2":
+        return [
+            ("model.vision_projector.weight", dt, (text_hidden, width)),
+            ("model.vision_projector.bias", dt, (text_hidden,)),
+        ]
+    return []
+
+
 def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
+    own = _OWN_TOWERS.get(str(cfg.raw.get("model_type") or ""))
+    if own is not None:
+        return own(cfg, text_hidden, "BF16")
     v = cfg.vision
     kind = vision_kind(cfg)
     if not v or kind is None:
@@ -340,7 +369,7 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
                 (prefix + "linear_fc2.weight", dt, (out_h, merged)),
                 (prefix + "linear_fc2.bias", dt, (out_h,)),
             ]
-        return out
+        return out + _after_qwen_vl(cfg, out_h, text_hidden, dt)
     if kind == "clip":
         # CLIP / SigLIP-style ViT: biased q, k, v, o and fc1, fc2; layer norms with bias; learned positions
         d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
@@ -409,5 +438,22 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
                 ("multi_modal_projector.mm_input_projection_weight", dt, (d, text_hidden)),
                 ("multi_modal_projector.mm_soft_emb_norm.weight", dt, (d,)),
             ]
-        return out
+        return out + _after_clip(cfg, d, text_hidden, dt)
     return []
+
+
+# -- towers of their own, by the outer model_type ------------------------------------------------------
+
+
+def _fuyu(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Fuyu has no vision tower: one biased linear takes each flattened patch into the text width."""
+    patch, channels = cfg.raw.get("patch_size") or 30, cfg.raw.get("num_channels") or 3
+    return [
+        ("vision_embed_tokens.weight", dt, (text_hidden, patch * patch * channels)),
+        ("vision_embed_tokens.bias", dt, (text_hidden,)),
+    ]
+
+
+_OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
+    "fuyu": _fuyu,
+}
