@@ -683,6 +683,25 @@ def _filled_sizes(cfg_obj: Any) -> dict[str, Any]:
     return out
 
 
+def _filled_text_sizes(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """``_filled_sizes`` of a text config nested in a multimodal one (HunYuan-VL's head_dim), written back
+    into the config's own text_config."""
+    text = getattr(cfg_obj, "text_config", None)
+    nested = config.get("text_config")
+    if text is None or text is cfg_obj or not isinstance(nested, dict):
+        return {}
+    filled = _filled_sizes(text)
+    return {"text_config": {**nested, **filled}} if filled else {}
+
+
+def _filled_maps(cfg_obj: Any) -> dict[str, Any]:
+    """Tokenizer bookkeeping a model reads at construction although it sizes nothing: Chameleon's and
+    Emu3's vocabulary_map (which BPE tokens stand for image codes), empty when the class leaves it None."""
+    if hasattr(cfg_obj, "vocabulary_map") and cfg_obj.vocabulary_map is None:
+        return {"vocabulary_map": {}}
+    return {}
+
+
 def sweep_row(case: Case) -> Row:
     """Build the case's model on the meta device and compare hubdiff's figures with it: the config-only
     estimate (total, every component, active, layer census) and the header path on a header-only
@@ -696,7 +715,11 @@ def sweep_row(case: Case) -> Row:
     if cfg_obj is None:
         return Row(case.model_type, case.variation, "", "not built", (), (reason,))
     model, failures = _build_model(cfg_obj)
-    filled = _filled_sizes(cfg_obj) if model is None else {}
+    filled = (
+        {**_filled_sizes(cfg_obj), **_filled_text_sizes(cfg_obj, case.config), **_filled_maps(cfg_obj)}
+        if model is None
+        else {}
+    )
     if filled:  # defaults the class leaves unset but its model divides by: set as the class documents them
         again, _ = build_config({**case.config, **filled})
         if again is not None:

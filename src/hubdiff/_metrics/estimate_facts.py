@@ -139,6 +139,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "exaone4": _HEAD_NORM,
     "hunyuan_v1_moe": ArchitectureFacts(qk_norm="head", fixed_shared_experts=1),
     "hunyuan_v1_dense": _HEAD_NORM,
+    "hunyuan_vl_text": _HEAD_NORM,
     "gemma2": ArchitectureFacts(norms_per_layer=4),
     "gemma3_text": ArchitectureFacts(qk_norm="head", norms_per_layer=4),
     "olmo2": _FULL_NORM,
@@ -298,6 +299,7 @@ for _outer, _text in (
     ("glm4v", "glm4v_text"),
     ("mllama", "mllama_text_model"),
     ("glm4v_moe", "glm4v_moe_text"),
+    ("hunyuan_vl", "hunyuan_vl_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

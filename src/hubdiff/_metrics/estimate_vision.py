@@ -89,6 +89,8 @@ def vision_kind(cfg: ArchConfig) -> str | None:
     v = cfg.vision
     if not v:
         return None
+    if str(cfg.raw.get("model_type") or "") in _OWN_TOWERS:
+        return str(cfg.raw["model_type"])
     if isinstance(v.get("vt_hidden_size"), int):
         return "moonvit"
     if isinstance(v.get("vision_output_dim"), int) and v.get("pixel_shuffle_ratio"):
@@ -454,6 +456,47 @@ def _fuyu(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     ]
 
 
+def _hunyuan_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """HunYuan-VL: a SigLIP-like tower (biased q/k/v/o, LayerNorms, a class-token position table over the
+    largest image), then a merger: RMS norm, a strided convolution to twice the width, a 1x1 one to four
+    times, one linear into the text width, an RMS norm, and four learned marker embeddings."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1152,
+        v.get("intermediate_size") or 4304,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    merge, out_h = v.get("spatial_merge_size") or 2, v.get("text_hidden_size") or text_hidden
+    e = "model.vision_tower."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (
+            e + "embeddings.position_embedding.weight",
+            dt,
+            (((v.get("max_image_size") or 2048) // patch) ** 2 + 1, d),
+        ),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}layers.{i}.", d, mlp, dt, "o_proj", ("layer_norm1", "layer_norm2"))
+    m = e + "patch_merger."
+    out += [
+        (m + "before_rms.weight", dt, (d,)),
+        (m + "proj_conv.weight", dt, (2 * d, d, merge, merge)),
+        (m + "proj_conv.bias", dt, (2 * d,)),
+        (m + "proj_out.weight", dt, (4 * d, 2 * d, 1, 1)),
+        (m + "proj_out.bias", dt, (4 * d,)),
+        (m + "mlp.weight", dt, (out_h, 4 * d)),
+        (m + "mlp.bias", dt, (out_h,)),
+        (m + "after_rms.weight", dt, (out_h,)),
+        (m + "image_newline", dt, (4 * d,)),
+    ]
+    out += [(m + marker, dt, (out_h,)) for marker in ("image_begin", "image_end", "image_sep")]
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
+    "hunyuan_vl": _hunyuan_vl,
 }
