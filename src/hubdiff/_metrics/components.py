@@ -67,6 +67,9 @@ _PROJECTOR = {
     "aligner",
     "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
 }
+# projector parts named at the top level (Mistral's consolidated checkpoints), a name that elsewhere may
+# be a vision tower's own (a patch merger inside a tower)
+_TOP_PROJECTOR = {"patch_merger", "vision_language_adapter", "pre_mm_projector_norm"}
 _SCALE_SUFFIXES = (
     "_scale_inv",
     "_scales",
@@ -206,6 +209,8 @@ def classify(
         segset & _VISION or set(segments[:2]) & _PROJECTOR or "multi_modal_projector" in segset
     ):
         return "multimodal_projector", None
+    if segments[0] in _TOP_PROJECTOR:
+        return "multimodal_projector", None
     if segset & _VISION or segments[0] in ("vision", "image"):
         return "vision_tower", None
     layer = _layer_of(name)
@@ -259,6 +264,10 @@ def classify(
         return "dense_mlp", layer
     if len(shape) == 1 and any("norm" in s for s in segments):
         return "norms", layer
+    if segments[-2:] in (["lerope", "alpha"], ["rotary_emb", "alpha"]):  # Mistral Large 4's learned RoPE
+        return "attention", layer
+    if segments[-2:] == ["gate", "weight"] and segments[-3:-2] == [str(layer)] and info and info.mlp == "moe":
+        return "routers", layer  # a router kept in the layer itself (Mistral's consolidated names)
     return "other", layer
 
 

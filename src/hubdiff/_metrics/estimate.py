@@ -62,6 +62,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += [(f"model.norm.{part}", dt, (h,)) for part in norm_parts]
     if arch.learned_positions is not None:
         out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
+    if arch.lerope_ssmax:  # LeRoPE: one learned alpha per rotary frequency, for the whole model
+        out.append(
+            ("model.rotary_emb.alpha", "F32", ((cfg.number("qk_rope_head_dim", default=0) or 0) // 2,))
+        )
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if not cfg.tied_embeddings or arch.never_tied:

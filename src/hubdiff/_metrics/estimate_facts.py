@@ -101,6 +101,10 @@ class ArchitectureFacts:
     mamba_out_bias: Switch | None = None  # out_proj's own bias switch (Falcon-H1: projectors_bias)
     # two more norms a layer, after attention and after the MLP, when on (HyperCLOVA X's use_post_norm)
     post_norms: Switch | None = None
+    # Mistral Large 4's attention: a learned per-frequency alpha in the rotary embedding (LeRoPE), a learned
+    # per-head softmax scale and bias (SSMax) in attention and in the indexer, a LayerNorm before the
+    # indexer's queries; its NoPE layers (no_rope_layers 0) fold the rope slice of q and k into the nope one
+    lerope_ssmax: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -283,6 +287,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "glm4v_moe_text": ArchitectureFacts(router_bias=True, o_bias=NEVER),
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
+    "mistral_large4_text": ArchitectureFacts(lerope_ssmax=True),
 }
 
 
@@ -300,6 +305,7 @@ for _outer, _text in (
     ("mllama", "mllama_text_model"),
     ("glm4v_moe", "glm4v_moe_text"),
     ("hunyuan_vl", "hunyuan_vl_text"),
+    ("mistral_large4", "mistral_large4_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 
@@ -392,6 +398,28 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
     ):
         kv = 1
     return heads, kv, hd, vd
+
+
+def mla_rope_dim(cfg: ArchConfig, layer: LayerInfo) -> int:
+    """The rope slice of an MLA layer's keys (in kv_a_proj_with_mqa and the cached latent): none in a
+    NoPE layer of an architecture whose NoPE layers drop it (Mistral Large 4: no_rope_layers, 1 = RoPE)."""
+    rope = cfg.number("qk_rope_head_dim", default=0) or 0
+    if not facts(cfg)[0].lerope_ssmax:
+        return rope
+    uses = cfg.int_list("no_rope_layers")
+    return rope if uses is None or layer.index >= len(uses) or uses[layer.index] else 0
+
+
+def kv_shared(cfg: ArchConfig, layer: LayerInfo) -> bool:
+    """Whether an MLA layer attends to an earlier layer's latent (kv_source_layers names another layer),
+    and so has no kv_a_proj_with_mqa and no kv_a_layernorm of its own. kv_source_layers is read (taken as
+    understood) only when no layer shares: the cache figures do not model the sharing."""
+    sources = cfg.text.get("kv_source_layers")
+    if not isinstance(sources, list):
+        return False
+    if sources == list(range(len(sources))):
+        cfg.get("kv_source_layers")
+    return layer.index < len(sources) and sources[layer.index] != layer.index
 
 
 def _falcon_bias(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:

@@ -113,6 +113,7 @@ def kv_report(
     indexer_pooling: str = "auto",
 ) -> KVReport:
     from .estimate import layer_heads  # imported when figures are computed, not when cached ones are read
+    from .estimate_facts import mla_rope_dim
 
     if profile not in PROFILES:
         raise ValueError(f"unknown KV profile {profile!r} (known: {', '.join(PROFILES)})")
@@ -137,14 +138,17 @@ def kv_report(
     rope = cfg.number("qk_rope_head_dim", default=0) or 0
     mla_layers = by_kind.get("mla", []) + by_kind.get("dsa", [])
     per: float
-    if mla_layers:
+    by_rope: dict[int, int] = {}  # NoPE layers of Mistral Large 4 cache no rope slice
+    for layer in mla_layers:
+        by_rope[mla_rope_dim(cfg, layer)] = by_rope.get(mla_rope_dim(cfg, layer), 0) + 1
+    for rope, count in sorted(by_rope.items(), reverse=True):
         if profile == "vllm" and dtype in ("fp8", "f8") and by_kind.get("dsa"):  # fp8_ds_mla
             per = kv_lora + (kv_lora // 128) * 4 + rope * 2
             formula = f"{kv_lora} fp8 + {kv_lora // 128} × 4 scale + {rope} × 2 rope"
         else:
             per = (kv_lora + rope) * b
             formula = f"({kv_lora} + {rope}) × {b:g}"
-        groups.append(KVGroup("mla_latent", len(mla_layers), per, formula))
+        groups.append(KVGroup("mla_latent", count, per, formula))
     own_indexer = [x for x in by_kind.get("dsa", []) if x.indexer == "own"]
     if own_indexer:
         head = cfg.number("index_head_dim", default=0) or 0
