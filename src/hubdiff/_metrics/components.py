@@ -65,6 +65,7 @@ _PROJECTOR = {
     "mlp1",
     "vision_projection",
     "aligner",
+    "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger
     "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
 }
 # projector parts named at the top level (Mistral's consolidated checkpoints), a name that elsewhere may

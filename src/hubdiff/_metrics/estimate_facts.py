@@ -105,6 +105,9 @@ class ArchitectureFacts:
     # per-head softmax scale and bias (SSMax) in attention and in the indexer, a LayerNorm before the
     # indexer's queries; its NoPE layers (no_rope_layers 0) fold the rope slice of q and k into the nope one
     lerope_ssmax: bool = False
+    # experts apart by modality (ERNIE 4.5 VL): moe_intermediate_size [text, vision] sizes a text and a
+    # vision set of routed experts, each with its own router; shared experts are text-expert wide
+    modality_experts: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -288,6 +291,15 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "openai-gpt": dataclasses.replace(_GPT2, final_norm=False),  # post-LN: no norm after the last layer
     "granitemoe_swa": ArchitectureFacts(sinks=True),
     "mistral_large4_text": ArchitectureFacts(lerope_ssmax=True),
+    # ERNIE 4.5's use_bias (q, k, v, o, dense and shared MLPs; never the head here), two expert sets
+    "ernie4_5_vl_moe_text": ArchitectureFacts(
+        router_bias=True,
+        qkv_bias=Switch(("use_bias",)),
+        o_bias=Switch(("use_bias",)),
+        mlp_bias=Switch(("use_bias",)),
+        shared_expert_bias=True,
+        modality_experts=True,
+    ),
 }
 
 
@@ -306,6 +318,7 @@ for _outer, _text in (
     ("glm4v_moe", "glm4v_moe_text"),
     ("hunyuan_vl", "hunyuan_vl_text"),
     ("mistral_large4", "mistral_large4_text"),
+    ("ernie4_5_vl_moe", "ernie4_5_vl_moe_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

@@ -496,7 +496,51 @@ def _hunyuan_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _ernie4_5_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """ERNIE 4.5 VL: a ViT with a linear patch embedding (no bias), biased fused qkv and plain MLPs,
+    LayerNorms; then a resampler: an MLP over spatial_merge_size² patches, one over temporal_merge_size
+    frames of those, a linear into the text width and an RMS norm."""
+    v = cfg.vision or {}
+    d, depth = v.get("hidden_size") or 1280, v.get("depth") or 0
+    mlp = v.get("intermediate_size") or 4 * d
+    patch, channels = v.get("patch_size") or 14, v.get("in_channels") or 3
+    spatial = d * (v.get("spatial_merge_size") or 2) ** 2
+    temporal = spatial * (v.get("temporal_merge_size") or 2)
+    e, r = "model.vision_tower.", "model.resampler_model."
+    out: list[Triple] = [
+        (e + "patch_embed.proj.weight", dt, (d, channels * patch * patch)),
+        (e + "ln.weight", dt, (d,)),
+        (e + "ln.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        b = f"{e}blocks.{i}."
+        for name, shape in (
+            ("attn.qkv", (3 * d, d)),
+            ("attn.proj", (d, d)),
+            ("mlp.fc1", (mlp, d)),
+            ("mlp.fc2", (d, mlp)),
+        ):
+            out += [(b + name + ".weight", dt, shape), (b + name + ".bias", dt, (shape[0],))]
+        out += [(b + f"{n}.{w}", dt, (d,)) for n in ("norm1", "norm2") for w in ("weight", "bias")]
+    for name, wide in (("spatial_linear.", spatial), ("temporal_linear.", temporal)):
+        out += [
+            (r + name + "fc1.weight", dt, (spatial, wide)),
+            (r + name + "fc1.bias", dt, (spatial,)),
+            (r + name + "fc2.weight", dt, (spatial, spatial)),
+            (r + name + "fc2.bias", dt, (spatial,)),
+            (r + name + "ln.weight", dt, (spatial,)),
+            (r + name + "ln.bias", dt, (spatial,)),
+        ]
+    out += [
+        (r + "mlp.weight", dt, (text_hidden, spatial)),
+        (r + "mlp.bias", dt, (text_hidden,)),
+        (r + "after_norm.weight", dt, (text_hidden,)),
+    ]
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
+    "ernie4_5_vl_moe": _ernie4_5_vl,
 }

@@ -11,13 +11,13 @@ SWEPT_TRANSFORMERS = "5.25.0"
 PROVEN_TYPES: frozenset[str] = frozenset(
     """
     apertus arcee aria_text bamba bitnet bloom codegen cohere cohere2 cohere2_moe cwm dbrx
-    deepseek_v2 deepseek_v3 deepseek_v32 deepseek_vl diffllama dots1 ernie4_5 ernie4_5_moe exaone
-    exaone4 exaone_moe falcon_h1 falcon_mamba flex_olmo flint fuyu gemma gemma2 gemma3 gemma3_text
-    glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm_moe_dsa glmga gpt-sw3 gpt2
-    gpt_bigcode gpt_neo gpt_neox gpt_oss gptj granite granite_swa granitemoe granitemoe_swa
-    granitemoehybrid granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe hunyuan_vl hy_v3
-    hyperclovax hyperclovax_vision_v2 internlm3 iquestcoder jais2 jamba kimi_k25 kimi_linear
-    kolibri1 laguna lara_mini lfm2 lighton_ocr llama llama4 llama4_text llava llava_next
+    deepseek_v2 deepseek_v3 deepseek_v32 deepseek_vl diffllama dots1 ernie4_5 ernie4_5_moe
+    ernie4_5_vl_moe exaone exaone4 exaone_moe falcon_h1 falcon_mamba flex_olmo flint fuyu gemma
+    gemma2 gemma3 gemma3_text glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm_moe_dsa
+    glmga gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox gpt_oss gptj granite granite_swa granitemoe
+    granitemoe_swa granitemoehybrid granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe
+    hunyuan_vl hy_v3 hyperclovax hyperclovax_vision_v2 internlm3 iquestcoder jais2 jamba kimi_k25
+    kimi_linear kolibri1 laguna lara_mini lfm2 lighton_ocr llama llama4 llama4_text llava llava_next
     llava_next_video llava_onevision mamba mamba2 mellum mimo_v2_flash minicpm3 minimax_m2 ministral
     ministral3 mistral mistral3 mistral4 mistral_large4 mixtral mllama mpt nanochat nemotron
     nemotron_h olmo olmo2 olmo3 olmo_hybrid olmoe openai-gpt opt paligemma persimmon phi phi3 phimoe
