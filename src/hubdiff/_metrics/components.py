@@ -65,6 +65,7 @@ _PROJECTOR = {
     "mlp1",
     "vision_projection",
     "aligner",
+    "patch_merge_mlp",  # MiniMax-M3 VL's MLP over merged patches, after its projector
     "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger
     "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
 }

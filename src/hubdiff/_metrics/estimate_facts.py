@@ -108,6 +108,10 @@ class ArchitectureFacts:
     # experts apart by modality (ERNIE 4.5 VL): moe_intermediate_size [text, vision] sizes a text and a
     # vision set of routed experts, each with its own router; shared experts are text-expert wide
     modality_experts: bool = False
+    dense_width_key: str | None = None  # the dense MLP's width where intermediate_size is the experts'
+    # (layer type, keys): keys of a feature only that layer type has, which size nothing while no layer has
+    # it (MiniMax-M3's lightning indexer, built only in minimax_m3_sparse layers)
+    idle_unless_layer: tuple[str, tuple[str, ...]] | None = None
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -300,6 +304,21 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         shared_expert_bias=True,
         modality_experts=True,
     ),
+    "minimax_m3_vl_text": ArchitectureFacts(
+        qk_norm="head",
+        router_bias=True,
+        dense_width_key="dense_intermediate_size",
+        idle_unless_layer=(
+            "minimax_m3_sparse",
+            (
+                "index_n_heads",
+                "index_head_dim",
+                "index_block_size",
+                "index_topk_blocks",
+                "index_local_blocks",
+            ),
+        ),
+    ),
 }
 
 
@@ -319,6 +338,7 @@ for _outer, _text in (
     ("hunyuan_vl", "hunyuan_vl_text"),
     ("mistral_large4", "mistral_large4_text"),
     ("ernie4_5_vl_moe", "ernie4_5_vl_moe_text"),
+    ("minimax_m3_vl", "minimax_m3_vl_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

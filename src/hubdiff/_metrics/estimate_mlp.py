@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .config import ArchConfig
-from .estimate_facts import ArchitectureFacts, Triple, _falcon_bias, _gated
+from .estimate_facts import ArchitectureFacts, Triple, _falcon_bias, _gated, facts
 from .layers import Block, LayerInfo
 
 
@@ -34,6 +34,9 @@ def _auto_adjusted(cfg: ArchConfig, inter: int) -> int:
 def dense_intermediate(cfg: ArchConfig) -> int:
     """The dense MLP's width: Llama 4 names it intermediate_size_mlp, its intermediate_size being the experts'."""
     h = cfg.hidden_size or 0
+    key = facts(cfg)[0].dense_width_key
+    if key and cfg.number(key):
+        return cfg.number(key) or 0
     if cfg.num_experts and cfg.number("intermediate_size_mlp"):
         return cfg.number("intermediate_size_mlp") or 0
     return cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", default=4 * h) or 0

@@ -539,8 +539,40 @@ def _ernie4_5_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _minimax_m3_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """MiniMax-M3 VL: a CLIP-like tower with a 3-D patch convolution (no bias), 3-D RoPE (no position
+    table), a norm before the blocks and none after; a two-layer projector into the text width, then a
+    two-layer MLP over spatial_merge_size² merged tokens (widths from projector_hidden_size)."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1280,
+        v.get("intermediate_size") or 5120,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, temporal = v.get("patch_size") or 14, v.get("temporal_patch_size") or 2
+    channels, merge = v.get("num_channels") or 3, v.get("spatial_merge_size") or 2
+    mid = cfg.raw.get("projector_hidden_size") or text_hidden
+    e = "vision_tower.vision_model."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, temporal, patch, patch)),
+        (e + "pre_layrnorm.weight", dt, (d,)),
+        (e + "pre_layrnorm.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    for prefix, wide in (("multi_modal_projector.", d), ("patch_merge_mlp.", text_hidden * merge * merge)):
+        out += [
+            (prefix + "linear_1.weight", dt, (mid, wide)),
+            (prefix + "linear_1.bias", dt, (mid,)),
+            (prefix + "linear_2.weight", dt, (text_hidden, mid)),
+            (prefix + "linear_2.bias", dt, (text_hidden,)),
+        ]
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
     "ernie4_5_vl_moe": _ernie4_5_vl,
+    "minimax_m3_vl": _minimax_m3_vl,
 }

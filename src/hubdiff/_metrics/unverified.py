@@ -261,6 +261,10 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
     if cfg.via_transformers:  # the class has written these into the layer_types read
         understood |= _RESOLVED_INTO_LAYER_TYPES
+    if arch.idle_unless_layer and arch.idle_unless_layer[0] not in types:  # no layer has the feature
+        understood |= set(arch.idle_unless_layer[1])
+    if arch.dense_width_key:  # read by every dense layer, of which this config may have none
+        understood.add(arch.dense_width_key)
     parts = [raw.get(k) for k in BLOCK_PARTS]
     flat = dict(raw)
     for part in parts:
