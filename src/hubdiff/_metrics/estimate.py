@@ -102,7 +102,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             ]
     hc = cfg.number("hc_mult")
     if hc:
-        mix, width = (2 + hc) * hc, hc * h
+        mix, width = (2 * hc if arch.hy_v4 else (2 + hc) * hc), hc * h
         for layer in layers:
             if layer.mtp:
                 continue
@@ -111,7 +111,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                 out += [
                     (f"{p}hc_{part}_fn", "F32", (mix, width)),
                     (f"{p}hc_{part}_base", "F32", (mix,)),
-                    (f"{p}hc_{part}_scale", "F32", (3,)),
+                    (f"{p}hc_{part}_scale", "F32", (2 if arch.hy_v4 else 3,)),
                 ]
         out += [
             ("model.hc_head_fn", "F32", (hc, width)),

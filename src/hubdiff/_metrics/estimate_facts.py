@@ -112,6 +112,9 @@ class ArchitectureFacts:
     # (layer type, keys): keys of a feature only that layer type has, which size nothing while no layer has
     # it (MiniMax-M3's lightning indexer, built only in minimax_m3_sparse layers)
     idle_unless_layer: tuple[str, tuple[str, ...]] | None = None
+    # HY-V4's attention: an output gate (heads x v_head_dim wide) and a learned sink per head beside MLA;
+    # its hyper-connections mix hc_mult streams with pre and post weights only (2 x hc_mult rows, 2 scales)
+    hy_v4: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -304,6 +307,8 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         shared_expert_bias=True,
         modality_experts=True,
     ),
+    "hy_v4": ArchitectureFacts(router_bias=True, hy_v4=True),
+    "hy_v4_vl_text": ArchitectureFacts(router_bias=True, hy_v4=True),
     "minimax_m3_vl_text": ArchitectureFacts(
         qk_norm="head",
         router_bias=True,
@@ -339,6 +344,7 @@ for _outer, _text in (
     ("mistral_large4", "mistral_large4_text"),
     ("ernie4_5_vl_moe", "ernie4_5_vl_moe_text"),
     ("minimax_m3_vl", "minimax_m3_vl_text"),
+    ("hy_v4_vl", "hy_v4_vl_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

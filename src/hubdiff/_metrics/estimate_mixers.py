@@ -240,6 +240,8 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
         out += [(a + "q_a_proj.bias", dt, (q_lora,))] if q_lora else []
     if arch.o_bias.on(cfg):
         out.append((a + "o_proj.bias", dt, (h,)))
+    if arch.hy_v4:  # HY-V4: an output gate per head and channel, a learned sink per head
+        out += [(a + "gate_proj.weight", dt, (heads * v, h)), (a + "sinks", "F32", (heads,))]
     if layer.attention == "dsa" and layer.indexer == "own":
         ih = cfg.number("index_n_heads", default=0) or 0
         idim = cfg.number("index_head_dim", default=0) or 0

@@ -456,32 +456,36 @@ def _fuyu(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     ]
 
 
-def _hunyuan_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
-    """HunYuan-VL: a SigLIP-like tower (biased q/k/v/o, LayerNorms, a class-token position table over the
-    largest image), then a merger: RMS norm, a strided convolution to twice the width, a 1x1 one to four
-    times, one linear into the text width, an RMS norm, and four learned marker embeddings."""
-    v = cfg.vision or {}
+def _hunyuan_vit(v: dict, dt: str) -> list[Triple]:
+    """HunYuan's SigLIP-like tower: biased q/k/v/o, LayerNorms, a class-token position table over the
+    largest image (max_image_size)."""
     d, mlp, depth = (
         v.get("hidden_size") or 1152,
         v.get("intermediate_size") or 4304,
         v.get("num_hidden_layers") or 0,
     )
     patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
-    merge, out_h = v.get("spatial_merge_size") or 2, v.get("text_hidden_size") or text_hidden
+    positions = ((v.get("max_image_size") or 2048) // patch) ** 2 + 1
     e = "model.vision_tower."
     out: list[Triple] = [
         (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
         (e + "embeddings.patch_embedding.bias", dt, (d,)),
-        (
-            e + "embeddings.position_embedding.weight",
-            dt,
-            (((v.get("max_image_size") or 2048) // patch) ** 2 + 1, d),
-        ),
+        (e + "embeddings.position_embedding.weight", dt, (positions, d)),
     ]
     for i in range(depth):
         out += _vit_block(f"{e}layers.{i}.", d, mlp, dt, "o_proj", ("layer_norm1", "layer_norm2"))
-    m = e + "patch_merger."
-    out += [
+    return out
+
+
+def _hunyuan_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """HunYuan-VL: HunYuan's tower, then a merger: RMS norm, a strided convolution to twice the width, a
+    1x1 one to four times, one linear into the text width, an RMS norm, and four learned markers."""
+    v = cfg.vision or {}
+    d, merge = v.get("hidden_size") or 1152, v.get("spatial_merge_size") or 2
+    out_h = v.get("text_hidden_size") or text_hidden
+    m = "model.vision_tower.patch_merger."
+    out = [
+        *_hunyuan_vit(v, dt),
         (m + "before_rms.weight", dt, (d,)),
         (m + "proj_conv.weight", dt, (2 * d, d, merge, merge)),
         (m + "proj_conv.bias", dt, (2 * d,)),
@@ -492,8 +496,25 @@ def _hunyuan_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         (m + "after_rms.weight", dt, (out_h,)),
         (m + "image_newline", dt, (4 * d,)),
     ]
-    out += [(m + marker, dt, (out_h,)) for marker in ("image_begin", "image_end", "image_sep")]
-    return out
+    return out + [(m + marker, dt, (out_h,)) for marker in ("image_begin", "image_end", "image_sep")]
+
+
+def _hy_v4_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """HY-V4 VL: HunYuan's tower, then a merger whose strided convolution widens by spatial_merge_size²
+    and whose 1x1 convolution goes straight to out_hidden_size (no linear, no markers but the newline)."""
+    v = cfg.vision or {}
+    d, merge = v.get("hidden_size") or 1536, v.get("spatial_merge_size") or 2
+    wide, out_h = d * merge * merge, v.get("out_hidden_size") or text_hidden
+    m = "model.vision_tower.patch_merger."
+    return [
+        *_hunyuan_vit(v, dt),
+        (m + "before_rms.weight", dt, (d,)),
+        (m + "proj_conv.weight", dt, (wide, d, merge, merge)),
+        (m + "proj_conv.bias", dt, (wide,)),
+        (m + "proj_out.weight", dt, (out_h, wide, 1, 1)),
+        (m + "proj_out.bias", dt, (out_h,)),
+        (m + "image_newline", dt, (out_h,)),
+    ]
 
 
 def _ernie4_5_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
@@ -573,6 +594,7 @@ def _minimax_m3_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
+    "hy_v4_vl": _hy_v4_vl,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
 }
