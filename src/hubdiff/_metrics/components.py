@@ -65,6 +65,7 @@ _PROJECTOR = {
     "mlp1",
     "vision_projection",
     "aligner",
+    "vit_large_projector",  # Step 3.7's linear from the downsampled tower into the text width
     "patch_merge_mlp",  # MiniMax-M3 VL's MLP over merged patches, after its projector
     "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger
     "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
@@ -227,13 +228,17 @@ def classify(
     last = segments[-1]
     if any(s.startswith("hc_") for s in segments):
         return "hyper_connections", layer
-    if segments[-1] in ("e_score_correction_bias", "expert_bias"):  # the router's, wherever kept (Laguna)
+    if segments[-1] in (
+        "e_score_correction_bias",
+        "expert_bias",
+        "router_bias",
+    ):  # the router's, wherever kept (Laguna)
         return "routers", layer
     if "experts" in segset or "routed_experts" in segset:
         return "routed_experts", layer
     if segset & {"block_sparse_moe", "moe"} and len(shape) == 3:  # fused [experts, ...] (GraniteMoE)
         return "routed_experts", layer
-    if segset & {"shared_experts", "shared_expert", "shared_mlp"}:
+    if segset & {"shared_experts", "shared_expert", "shared_mlp", "share_expert"}:
         return "shared_experts", layer
     if (
         segset & {"gate", "router"} and segset & (_MLP | {"mixer"}) and "gate_proj" not in segset

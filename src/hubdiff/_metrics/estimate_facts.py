@@ -115,6 +115,8 @@ class ArchitectureFacts:
     # HY-V4's attention: an output gate (heads x v_head_dim wide) and a learned sink per head beside MLA;
     # its hyper-connections mix hc_mult streams with pre and post weights only (2 x hc_mult rows, 2 scales)
     hy_v4: bool = False
+    swa_heads_key: str | None = None  # sliding layers' query heads (Step 3.7: num_sliding_attention_heads)
+    gating_default: bool | str | None = None  # head_gate's gating where the config names none (Step 3.7)
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -309,6 +311,16 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     ),
     "hy_v4": ArchitectureFacts(router_bias=True, hy_v4=True),
     "hy_v4_vl_text": ArchitectureFacts(router_bias=True, hy_v4=True),
+    # Step 3.5 / 3.7: per-head q/k norms and output gate, a router bias, one shared expert share_expert_dim wide
+    "step3p5": ArchitectureFacts(
+        qk_norm="head",
+        router_bias=True,
+        head_gate=True,
+        gating_default=True,
+        fixed_shared_experts=1,
+        shared_expert_bias=True,
+        swa_heads_key="num_sliding_attention_heads",
+    ),
     "minimax_m3_vl_text": ArchitectureFacts(
         qk_norm="head",
         router_bias=True,
@@ -345,6 +357,7 @@ for _outer, _text in (
     ("ernie4_5_vl_moe", "ernie4_5_vl_moe_text"),
     ("minimax_m3_vl", "minimax_m3_vl_text"),
     ("hy_v4_vl", "hy_v4_vl_text"),
+    ("step3p7", "step3p5"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 
@@ -425,6 +438,8 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
         kv = cfg.number("swa_num_key_value_heads", default=kv) or kv
         hd = cfg.number("swa_head_dim", default=hd) or hd
         vd = cfg.number("swa_v_head_dim", default=vd) or vd
+    elif layer.attention == "swa" and facts(cfg)[0].swa_heads_key:
+        heads = cfg.number(facts(cfg)[0].swa_heads_key or "", default=heads) or heads
     elif layer.attention == "swa":
         kv *= facts(cfg)[0].swa_kv_multiplier
     arch = facts(cfg)[0]

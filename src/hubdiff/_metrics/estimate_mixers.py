@@ -108,7 +108,7 @@ def _attention(
         ]
     if arch.o_bias.on(cfg) or _falcon_bias(cfg, arch):
         out.append((a + "o_proj.bias", dt, (h,)))
-    gating = cfg.get("gating") if arch.head_gate else None
+    gating = cfg.get("gating", default=arch.gating_default) if arch.head_gate else None
     if gating is True or gating == "per-head":  # Laguna's softplus output gate, one a head
         out.append((a + "g_proj.weight", dt, (heads, h)))
     elif gating == "per-element":

@@ -121,6 +121,7 @@ def _mlp(
             "shared_expert_intermediate_size",
             "moe_shared_expert_intermediate_size",
             "shared_intermediate_size",
+            "share_expert_dim",  # Step 3.5 / 3.7
             default=0,
         )
         or (cfg.number("intermediate_size", default=0) if cfg.number("intermediate_size_mlp") else 0)

@@ -591,10 +591,43 @@ def _minimax_m3_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _step3p7(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Step 3.7: a CLIP-like tower (unbiased patch convolution, a position table over the image's patches,
+    a norm before the blocks, a learned scale after attention and MLP in each), two strided convolutions
+    widening it four times, one linear into the text width (biased when projector_bias)."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1536,
+        v.get("intermediate_size") or 8960,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 14, v.get("num_channels") or 3
+    e = "model.vision_model."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.position_embedding.weight", dt, (((v.get("image_size") or 728) // patch) ** 2, d)),
+        (e + "pre_layernorm.weight", dt, (d,)),
+        (e + "pre_layernorm.bias", dt, (d,)),
+        (e + "downsampler1.weight", dt, (2 * d, d, 3, 3)),
+        (e + "downsampler1.bias", dt, (2 * d,)),
+        (e + "downsampler2.weight", dt, (4 * d, 2 * d, 3, 3)),
+        (e + "downsampler2.bias", dt, (4 * d,)),
+        ("model.multi_modal_projector.weight", dt, (text_hidden, 4 * d)),
+    ]
+    if cfg.raw.get("projector_bias") is True:
+        out.append(("model.multi_modal_projector.bias", dt, (text_hidden,)))
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += _vit_block(b, d, mlp, dt, "out_proj", ("layernorm_before", "layernorm_after"))
+        out += [(b + "lambda_1", dt, (d,)), (b + "lambda_2", dt, (d,))]
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
     "hy_v4_vl": _hy_v4_vl,
+    "step3p7": _step3p7,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
 }

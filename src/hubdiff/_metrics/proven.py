@@ -24,7 +24,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     olmoe openai-gpt opt paligemma persimmon phi phi3 phimoe qwen2 qwen2_5_vl qwen2_moe qwen2_vl
     qwen3 qwen3_5 qwen3_5_moe qwen3_5_moe_text qwen3_5_text qwen3_moe qwen3_next qwen3_vl
     qwen3_vl_moe recurrent_gemma rwkv sarvam_mla sarvam_moe seed_oss shieldgemma2 smollm3 solar_open
-    stablelm starcoder2 vaultgemma vipllava youtu zamba zamba2
+    stablelm starcoder2 step3p7 vaultgemma vipllava youtu zamba zamba2
     """.split()  # noqa: SIM905
 )
 SWEPT_TYPES: frozenset[str] = frozenset(
