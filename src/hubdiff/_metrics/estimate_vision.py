@@ -623,11 +623,49 @@ def _step3p7(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _exaone4_5(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """EXAONE 4.5: Qwen2.5-VL's tower (3-D patch convolution, RMS norms, biased SwiGLU MLPs, the patch
+    merger) with grouped-query attention: the fused qkv holds num_key_value_heads keys and values."""
+    v = cfg.vision or {}
+    d, mlp, depth = v.get("hidden_size") or 3584, v.get("intermediate_size") or 3420, v.get("depth") or 0
+    heads = v.get("num_heads") or 16
+    kv = (v.get("num_key_value_heads") or heads) * (d // heads)
+    patch, temporal, channels = (
+        v.get("patch_size") or 14,
+        v.get("temporal_patch_size") or 2,
+        v.get("in_channels") or 3,
+    )
+    merged, out_h = d * (v.get("spatial_merge_size") or 2) ** 2, v.get("out_hidden_size") or text_hidden
+    e = "model.visual."
+    out: list[Triple] = [(e + "patch_embed.proj.weight", dt, (d, channels, temporal, patch, patch))]
+    for i in range(depth):
+        b = f"{e}blocks.{i}."
+        out += [(b + "norm1.weight", dt, (d,)), (b + "norm2.weight", dt, (d,))]
+        for name, shape in (
+            ("attn.qkv", (d + 2 * kv, d)),
+            ("attn.proj", (d, d)),
+            ("mlp.gate_proj", (mlp, d)),
+            ("mlp.up_proj", (mlp, d)),
+            ("mlp.down_proj", (d, mlp)),
+        ):
+            out += [(b + name + ".weight", dt, shape), (b + name + ".bias", dt, (shape[0],))]
+    m = e + "merger."
+    return [
+        *out,
+        (m + "ln_q.weight", dt, (d,)),
+        (m + "mlp.0.weight", dt, (merged, merged)),
+        (m + "mlp.0.bias", dt, (merged,)),
+        (m + "mlp.2.weight", dt, (out_h, merged)),
+        (m + "mlp.2.bias", dt, (out_h,)),
+    ]
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
     "hy_v4_vl": _hy_v4_vl,
     "step3p7": _step3p7,
+    "exaone4_5": _exaone4_5,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
 }
