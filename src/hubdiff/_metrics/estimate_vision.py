@@ -660,12 +660,109 @@ def _exaone4_5(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     ]
 
 
+def _video_llama_3(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """VideoLLaMA 3: a SigLIP tower without a position table (2-D RoPE), then a two-layer MLP readout from
+    the tower's width into the text width."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 768,
+        v.get("intermediate_size") or 3072,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    e, r = "model.vision_model.", "model.projector.readout."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+        (r + "0.weight", dt, (text_hidden, d)),
+        (r + "0.bias", dt, (text_hidden,)),
+        (r + "2.weight", dt, (text_hidden, text_hidden)),
+        (r + "2.bias", dt, (text_hidden,)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    return out
+
+
+def _side(value: object, default: int) -> tuple[int, int]:
+    """A size given as one number or as [height, width] (InternViT-style configs)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value, value
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(x, int) and x > 0 for x in value):
+        return value[0], value[1]
+    return default, default
+
+
+def _qianfan_ocr(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Qianfan-OCR: an InternViT-style tower (class token, a position table when
+    use_absolute_position_embeddings, layer scales, LayerNorms or RMS norms as norm_type says, q/k norms when
+    use_qk_norm, a final LayerNorm unless use_mean_pooling), then InternVL's projector over pixel-shuffled
+    patches (1 / downsample_ratio squared of them): LayerNorm, two linears."""
+    v = cfg.vision or {}
+    whole = cfg.resolved_vision or cfg.raw.get("vision_config") or {}  # sizes may be [height, width]
+    d, mlp, depth = (
+        v.get("hidden_size") or 1024,
+        v.get("intermediate_size") or 4096,
+        v.get("num_hidden_layers") or 0,
+    )
+    ph, pw = _side(whole.get("patch_size", v.get("patch_size")), 14)
+    ih, iw = _side(whole.get("image_size", v.get("image_size")), 448)
+    channels = v.get("num_channels") or 3
+    norm = ("weight", "bias") if v.get("norm_type", "layer_norm") == "layer_norm" else ("weight",)
+    e = "model.vision_tower."
+    out: list[Triple] = [
+        (e + "embeddings.cls_token", dt, (1, 1, d)),
+        (e + "embeddings.patch_embeddings.projection.weight", dt, (d, channels, ph, pw)),
+        (e + "embeddings.patch_embeddings.projection.bias", dt, (d,)),
+    ]
+    if v.get("use_mask_token") is True:
+        out.append((e + "embeddings.mask_token", dt, (1, 1, d)))
+    if v.get("use_absolute_position_embeddings", True) is not False:
+        out.append((e + "embeddings.position_embeddings", dt, (1, (ih // ph) * (iw // pw) + 1, d)))
+    if v.get("use_mean_pooling", True) is False:
+        out += [(e + "layernorm.weight", dt, (d,)), (e + "layernorm.bias", dt, (d,))]
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out.append((b + f"attention.{proj}.weight", dt, (d, d)))
+            out += [(b + f"attention.{proj}.bias", dt, (d,))] if v.get("attention_bias") is True else []
+        out += [
+            (b + "attention.projection_layer.weight", dt, (d, d)),
+            (b + "attention.projection_layer.bias", dt, (d,)),
+            (b + "mlp.fc1.weight", dt, (mlp, d)),
+            (b + "mlp.fc1.bias", dt, (mlp,)),
+            (b + "mlp.fc2.weight", dt, (d, mlp)),
+            (b + "mlp.fc2.bias", dt, (d,)),
+            (b + "lambda_1", dt, (d,)),
+            (b + "lambda_2", dt, (d,)),
+        ]
+        if v.get("use_qk_norm") is True:
+            out += [(b + "attention.q_norm.weight", dt, (d,)), (b + "attention.k_norm.weight", dt, (d,))]
+        out += [(b + f"{n}.{w}", dt, (d,)) for n in ("layernorm_before", "layernorm_after") for w in norm]
+    ratio = cfg.raw.get("downsample_ratio")
+    shuffled = d * int(1 / ratio) ** 2 if isinstance(ratio, (int, float)) and 0 < ratio <= 1 else 4 * d
+    p = "model.multi_modal_projector."
+    return [
+        *out,
+        (p + "layer_norm.weight", dt, (shuffled,)),
+        (p + "layer_norm.bias", dt, (shuffled,)),
+        (p + "linear_1.weight", dt, (text_hidden, shuffled)),
+        (p + "linear_1.bias", dt, (text_hidden,)),
+        (p + "linear_2.weight", dt, (text_hidden, text_hidden)),
+        (p + "linear_2.bias", dt, (text_hidden,)),
+    ]
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
     "hy_v4_vl": _hy_v4_vl,
     "step3p7": _step3p7,
     "exaone4_5": _exaone4_5,
+    "video_llama_3": _video_llama_3,
+    "qianfan_ocr": _qianfan_ocr,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
 }
