@@ -755,6 +755,58 @@ def _qianfan_ocr(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     ]
 
 
+def _minicpm_v46(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """MiniCPM-V 4.6 / 4.7 / MiniCPM-OCR: a SigLIP tower with a window-attention merger inserted among its
+    blocks (attention, then an MLP over window_kernel_size patches back to the tower's width), then
+    merger_times MLPs over 2x2 merged patches, the last one into the text width."""
+    v = cfg.vision or {}
+    whole = cfg.resolved_vision or cfg.raw.get("vision_config") or {}  # window_kernel_size is a list
+    d, mlp, depth = (
+        v.get("hidden_size") or 768,
+        v.get("intermediate_size") or 3072,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    kh, kw = _side(list(whole.get("window_kernel_size") or [2, 2]), 2)
+    e, w = "model.vision_tower.", "model.vision_tower.vit_merger."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, (((v.get("image_size") or 224) // patch) ** 2, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+        out += [(w + f"self_attn.{proj}.weight", dt, (d, d)), (w + f"self_attn.{proj}.bias", dt, (d,))]
+    window, wide = d * kh * kw, mlp * kh * kw
+    out += [
+        (w + "layer_norm1.weight", dt, (d,)),
+        (w + "layer_norm1.bias", dt, (d,)),
+        (w + "pre_norm.weight", dt, (window,)),
+        (w + "pre_norm.bias", dt, (window,)),
+        (w + "linear_1.weight", dt, (wide, window)),
+        (w + "linear_1.bias", dt, (wide,)),
+        (w + "linear_2.weight", dt, (d, wide)),
+        (w + "linear_2.bias", dt, (d,)),
+    ]
+    times = cfg.raw.get("merger_times")
+    times = times if isinstance(times, int) and 0 < times <= 8 else 1
+    merged = 4 * d  # the downsample MLP merges 2x2 patches whatever merge_kernel_size says
+    for i in range(times):
+        m, last = f"model.merger.mlp.{i}.", text_hidden if i == times - 1 else d
+        out += [
+            (m + "pre_norm.weight", dt, (merged,)),
+            (m + "pre_norm.bias", dt, (merged,)),
+            (m + "linear_1.weight", dt, (merged, merged)),
+            (m + "linear_1.bias", dt, (merged,)),
+            (m + "linear_2.weight", dt, (last, merged)),
+            (m + "linear_2.bias", dt, (last,)),
+        ]
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -763,6 +815,9 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "exaone4_5": _exaone4_5,
     "video_llama_3": _video_llama_3,
     "qianfan_ocr": _qianfan_ocr,
+    "minicpmv4_6": _minicpm_v46,
+    "minicpmv4_7": _minicpm_v46,
+    "minicpm_ocr": _minicpm_v46,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
 }
