@@ -321,6 +321,8 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         shared_expert_bias=True,
         swa_heads_key="num_sliding_attention_heads",
     ),
+    # Cosmos 3 Edge's image-text class ties nothing (_tied_weights_keys empty)
+    "cosmos3_edge_text": ArchitectureFacts(never_tied=True),
     "minimax_m3_vl_text": ArchitectureFacts(
         qk_norm="head",
         router_bias=True,
@@ -358,6 +360,7 @@ for _outer, _text in (
     ("minimax_m3_vl", "minimax_m3_vl_text"),
     ("hy_v4_vl", "hy_v4_vl_text"),
     ("step3p7", "step3p5"),
+    ("cosmos3_edge", "cosmos3_edge_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

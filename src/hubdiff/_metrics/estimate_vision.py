@@ -807,6 +807,37 @@ def _minicpm_v46(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _cosmos3_edge(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Cosmos 3 Edge: a SigLIP 2 tower (a linear patch embedding, num_patches positions), then a patch
+    merger: a LayerNorm, an MLP over spatial_merge_size² patches projector_hidden_size wide."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1152,
+        v.get("intermediate_size") or 4304,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    merged = d * (v.get("spatial_merge_size") or 2) ** 2
+    mid = cfg.raw.get("projector_hidden_size") or merged
+    e, p = "model.visual.", "model.projector."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels * patch * patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, (v.get("num_patches") or 256, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+        (p + "norm.weight", dt, (d,)),
+        (p + "norm.bias", dt, (d,)),
+        (p + "linear_fc1.weight", dt, (mid, merged)),
+        (p + "linear_fc1.bias", dt, (mid,)),
+        (p + "linear_fc2.weight", dt, (text_hidden, mid)),
+        (p + "linear_fc2.bias", dt, (text_hidden,)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -818,6 +849,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "minicpmv4_6": _minicpm_v46,
     "minicpmv4_7": _minicpm_v46,
     "minicpm_ocr": _minicpm_v46,
+    "cosmos3_edge": _cosmos3_edge,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
 }

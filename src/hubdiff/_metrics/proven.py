@@ -10,8 +10,8 @@ the table."""
 SWEPT_TRANSFORMERS = "5.25.0"
 PROVEN_TYPES: frozenset[str] = frozenset(
     """
-    apertus arcee aria_text bamba bitnet bloom codegen cohere cohere2 cohere2_moe cwm dbrx
-    deepseek_v2 deepseek_v3 deepseek_v32 deepseek_vl diffllama dots1 ernie4_5 ernie4_5_moe
+    apertus arcee aria_text bamba bitnet bloom codegen cohere cohere2 cohere2_moe cosmos3_edge cwm
+    dbrx deepseek_v2 deepseek_v3 deepseek_v32 deepseek_vl diffllama dots1 ernie4_5 ernie4_5_moe
     ernie4_5_vl_moe exaone exaone4 exaone4_5 exaone_moe falcon_h1 falcon_mamba flex_olmo flint fuyu
     gemma gemma2 gemma3 gemma3_text glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe
     glm_moe_dsa glmga gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox gpt_oss gptj granite granite_swa
