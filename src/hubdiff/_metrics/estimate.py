@@ -68,7 +68,14 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         )
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
-    if not cfg.tied_embeddings or arch.never_tied:
+    # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
+    outer_head = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).outer_head
+    if (not cfg.tied_embeddings or arch.never_tied) and outer_head:
+        rows, cols = (cfg.raw.get(k) for k in ("vocab_size", "hidden_size"))
+        rows = rows if type(rows) is int and 0 < rows <= vocab * 4 else vocab
+        cols = cols if type(cols) is int and 0 < cols <= width * 4 else width
+        out.append(("lm_head.weight", dt, (rows, cols)))
+    elif not cfg.tied_embeddings or arch.never_tied:
         out.append(("lm_head.weight", dt, (vocab, width)))
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))

@@ -116,6 +116,7 @@ class ArchitectureFacts:
     # its hyper-connections mix hc_mult streams with pre and post weights only (2 x hc_mult rows, 2 scales)
     hy_v4: bool = False
     swa_heads_key: str | None = None  # sliding layers' query heads (Step 3.7: num_sliding_attention_heads)
+    outer_head: bool = False  # the head is the outer config's vocab_size x hidden_size (Ovis 2's class)
     gating_default: bool | str | None = None  # head_gate's gating where the config names none (Step 3.7)
 
 
@@ -321,6 +322,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         shared_expert_bias=True,
         swa_heads_key="num_sliding_attention_heads",
     ),
+    "ovis2": ArchitectureFacts(outer_head=True),
     # Cosmos 3 Edge's image-text class ties nothing (_tied_weights_keys empty)
     "cosmos3_edge_text": ArchitectureFacts(never_tied=True),
     "minimax_m3_vl_text": ArchitectureFacts(

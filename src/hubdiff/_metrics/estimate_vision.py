@@ -838,6 +838,46 @@ def _cosmos3_edge(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _ovis2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Ovis 2: an AIMv2-style tower (RMS norms, SwiGLU MLPs, biases as qkv_bias and mlp_bias say), a head
+    into the visual vocabulary (less its indicator tokens) over hidden_stride² patches with a LayerNorm,
+    and the visual embedding table, vocab_size rows of the outer config's hidden_size."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1024,
+        v.get("intermediate_size") or 2816,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 14, v.get("num_channels") or 3
+    visual_vocab, stride = v.get("vocab_size") or 16384, v.get("hidden_stride") or 1
+    words = visual_vocab - (v.get("num_visual_indicator_tokens") or 0)
+    qkv_bias, mlp_bias = v.get("qkv_bias") is True, v.get("mlp_bias") is True
+    e = "model.vision_tower.transformer."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, (((v.get("image_size") or 224) // patch) ** 2, d)),
+        (e + "embeddings.rms_norm.weight", dt, (d,)),
+        (e + "rms_norm.weight", dt, (d,)),
+        ("model.vision_tower.head_linear.weight", dt, (words, d * stride * stride)),
+        ("model.vision_tower.head_norm.weight", dt, (words,)),
+        ("model.vision_tower.head_norm.bias", dt, (words,)),
+        (
+            "model.visual_embeddings_table.weight",
+            dt,
+            (visual_vocab, cfg.raw.get("hidden_size") or text_hidden),
+        ),
+    ]
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out.append((b + f"attention.{proj}.weight", dt, (d, d)))
+            out += [(b + f"attention.{proj}.bias", dt, (d,))] if qkv_bias else []
+        out += _dense(b + "ffn.", d, mlp, dt, gated=True, bias=mlp_bias)
+        out += [(b + "rms_norm1.weight", dt, (d,)), (b + "rms_norm2.weight", dt, (d,))]
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -850,6 +890,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "minicpmv4_7": _minicpm_v46,
     "minicpm_ocr": _minicpm_v46,
     "cosmos3_edge": _cosmos3_edge,
+    "ovis2": _ovis2,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
 }
