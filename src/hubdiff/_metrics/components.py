@@ -213,7 +213,7 @@ def classify(
         segset & _VISION or set(segments[:2]) & _PROJECTOR or "multi_modal_projector" in segset
     ):
         return "multimodal_projector", None
-    if segments[0] in _TOP_PROJECTOR:
+    if segments[0] in _TOP_PROJECTOR or segments[:2] == ["visual_tokenizer", "head"]:  # Ovis 2.5's own names
         return "multimodal_projector", None
     if segset & _VISION or segments[0] in ("vision", "image"):
         return "vision_tower", None

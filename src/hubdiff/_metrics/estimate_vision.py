@@ -878,6 +878,37 @@ def _ovis2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _ovis2_5(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Ovis 2.5: a SigLIP tower with a position table over the image's patches; the projector maps
+    spatial_merge_size² patches to the visual vocabulary (less its indicator tokens) with a LayerNorm, and
+    that vocabulary's embeddings into the text width."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1152,
+        v.get("intermediate_size") or 4304,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    merged = d * (v.get("spatial_merge_size") or 2) ** 2
+    visual_vocab = v.get("vocab_size") or 65536
+    words = visual_vocab - (v.get("num_visual_indicator_tokens") or 0)
+    e, p = "model.vision_tower.", "model.multi_modal_projector."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, (((v.get("image_size") or 512) // patch) ** 2, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+        (p + "visual_tokenizer.linear.weight", dt, (words, merged)),
+        (p + "visual_tokenizer.norm.weight", dt, (words,)),
+        (p + "visual_tokenizer.norm.bias", dt, (words,)),
+        (p + "visual_embeddings_table.weight", dt, (text_hidden, visual_vocab)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -891,6 +922,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "minicpm_ocr": _minicpm_v46,
     "cosmos3_edge": _cosmos3_edge,
     "ovis2": _ovis2,
+    "ovis2_5": _ovis2_5,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
 }
