@@ -66,6 +66,9 @@ _PROJECTOR = {
     "vision_projection",
     "aligner",
     "vit_large_projector",  # Step 3.7's linear from the downsampled tower into the text width
+    "qformer",  # BLIP-2's Q-Former, its query tokens and projection into the text width
+    "query_tokens",
+    "language_projection",
     "visual_embeddings_table",  # Ovis: the visual vocabulary's embeddings, in the text width
     "patch_merge_mlp",  # MiniMax-M3 VL's MLP over merged patches, after its projector
     "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger

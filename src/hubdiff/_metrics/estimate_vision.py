@@ -909,6 +909,98 @@ def _ovis2_5(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _qformer_part(cfg: ArchConfig, key: str, default: int) -> int:
+    q = cfg.raw.get("qformer_config")
+    value = q.get(key) if isinstance(q, dict) else None
+    return value if type(value) is int and value > 0 else default
+
+
+def _blip2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """BLIP-2 / InstructBLIP (-Video): BLIP's ViT (a class token, a position table, a fused qkv biased as
+    qkv_bias says), then the Q-Former: query tokens, BERT-like layers with cross-attention into the tower
+    every cross_attention_frequency layers and a feed-forward for the queries (and one for text, with text
+    embeddings, where InstructBLIP's or use_qformer_text_input has them), and a projection into the text
+    width. The Q-Former's sizes are qformer_config's, its class's defaults where absent."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1408,
+        v.get("intermediate_size") or 6144,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch = v.get("patch_size") or 14
+    e = "vision_model."
+    out: list[Triple] = [
+        (e + "embeddings.class_embedding", dt, (1, 1, d)),
+        (e + "embeddings.patch_embedding.weight", dt, (d, 3, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding", dt, (1, ((v.get("image_size") or 224) // patch) ** 2 + 1, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        out += [(b + "self_attn.qkv.weight", dt, (3 * d, d)), (b + "self_attn.projection.weight", dt, (d, d))]
+        out += [(b + "self_attn.qkv.bias", dt, (3 * d,))] if v.get("qkv_bias", True) is not False else []
+        out += [
+            (b + "self_attn.projection.bias", dt, (d,)),
+            (b + "mlp.fc1.weight", dt, (mlp, d)),
+            (b + "mlp.fc1.bias", dt, (mlp,)),
+            (b + "mlp.fc2.weight", dt, (d, mlp)),
+            (b + "mlp.fc2.bias", dt, (d,)),
+        ]
+        out += [
+            (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
+        ]
+    qh, qmlp = _qformer_part(cfg, "hidden_size", 768), _qformer_part(cfg, "intermediate_size", 3072)
+    encoder = _qformer_part(cfg, "encoder_hidden_size", d)
+    every = _qformer_part(cfg, "cross_attention_frequency", 2)
+    q = cfg.raw.get("qformer_config")
+    instruct = str(cfg.raw.get("model_type")) != "blip-2"
+    text_input = instruct or (isinstance(q, dict) and q.get("use_qformer_text_input") is True)
+    queries = cfg.raw.get("num_query_tokens")
+    out += [
+        ("query_tokens", dt, (1, queries if type(queries) is int and queries > 0 else 32, qh)),
+        ("language_projection.weight", dt, (text_hidden, qh)),
+        ("language_projection.bias", dt, (text_hidden,)),
+    ]
+    out += [(f"qformer.layernorm.{w}", dt, (qh,)) for w in ("weight", "bias")] if not instruct else []
+    if text_input and instruct:  # InstructBLIP's Q-Former embeds the instruction's tokens
+        out += [
+            ("qformer.embeddings.word_embeddings.weight", dt, (_qformer_part(cfg, "vocab_size", 30522), qh)),
+            (
+                "qformer.embeddings.position_embeddings.weight",
+                dt,
+                (_qformer_part(cfg, "max_position_embeddings", 512), qh),
+            ),
+            ("qformer.embeddings.layernorm.weight", dt, (qh,)),
+            ("qformer.embeddings.layernorm.bias", dt, (qh,)),
+        ]
+    for i in range(_qformer_part(cfg, "num_hidden_layers", 12)):
+        b = f"qformer.encoder.layer.{i}."
+        parts = [("attention.", qh)] + ([("crossattention.", encoder)] if i % every == 0 else [])
+        for part, width in parts:
+            for proj, cols in (("query", qh), ("key", width), ("value", width)):
+                out += [
+                    (b + f"{part}attention.{proj}.weight", dt, (qh, cols)),
+                    (b + f"{part}attention.{proj}.bias", dt, (qh,)),
+                ]
+            out += [
+                (b + f"{part}output.dense.weight", dt, (qh, qh)),
+                (b + f"{part}output.dense.bias", dt, (qh,)),
+            ]
+            out += [(b + f"{part}output.LayerNorm.{w}", dt, (qh,)) for w in ("weight", "bias")]
+        for suffix in ("_query", "") if text_input else ("_query",):
+            out += [
+                (b + f"intermediate{suffix}.dense.weight", dt, (qmlp, qh)),
+                (b + f"intermediate{suffix}.dense.bias", dt, (qmlp,)),
+                (b + f"output{suffix}.dense.weight", dt, (qh, qmlp)),
+                (b + f"output{suffix}.dense.bias", dt, (qh,)),
+                (b + f"output{suffix}.LayerNorm.weight", dt, (qh,)),
+                (b + f"output{suffix}.LayerNorm.bias", dt, (qh,)),
+            ]
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -923,6 +1015,17 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "cosmos3_edge": _cosmos3_edge,
     "ovis2": _ovis2,
     "ovis2_5": _ovis2_5,
+    "blip-2": _blip2,
+    "instructblip": _blip2,
+    "instructblipvideo": _blip2,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
+}
+
+
+# further sub-configs an own tower models (not "a further model that is not counted")
+OWN_PARTS: dict[str, frozenset[str]] = {
+    "blip-2": frozenset({"qformer_config"}),
+    "instructblip": frozenset({"qformer_config"}),
+    "instructblipvideo": frozenset({"qformer_config"}),
 }

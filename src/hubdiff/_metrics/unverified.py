@@ -24,6 +24,7 @@ from .config import (
     installed_transformers,
 )
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
+from .estimate_vision import OWN_PARTS
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
 from .proven import PROVEN_TYPES, SWEPT_TRANSFORMERS, SWEPT_TYPES
 
@@ -287,7 +288,10 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons.append(
             f"mtp_hybrid_override_pattern {mtp_pattern!r} not understood (MTP layers taken as attention + MoE)"
         )
+    own_parts = OWN_PARTS.get(str(cfg.raw.get("model_type")), frozenset())  # counted with the tower
     for key, value in cfg.raw.items():  # an audio tower, a talker, a second model: not counted
+        if key in own_parts:
+            continue
         if key not in _MODELLED_PARTS and isinstance(value, dict) and _MODEL_KEYS & set(value):
             reasons.append(f"{key}: a further model (audio tower, talker, ...) that is not counted")
     # key names come from the Hub: bounded in length and number, so a hostile config cannot flood a report
