@@ -53,6 +53,9 @@ _VISION = {
     "vpm",
     "siglip",
     "image_newline",
+    "high_res_vision_neck",  # DeepSeek-VL hybrid: SAM's second neck, its downsampling, its mixing scalar
+    "high_res_vision_proj",
+    "high_res_vision_alpha",
     "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
 }
 _PROJECTOR = {

@@ -120,6 +120,8 @@ def vision_kind(cfg: ArchConfig) -> str | None:
 def _after_clip(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[Triple]:
     """What an outer model puts after a CLIP / SigLIP tower: DeepSeek-VL's aligner, two biased linears
     (GELU between) from the tower's width into the text width."""
+    if cfg.raw.get("model_type") == "deepseek_vl_hybrid":
+        return _deepseek_vl_hybrid(cfg, width, text_hidden, dt)
     if cfg.raw.get("model_type") == "deepseek_vl":
         return [
             ("model.aligner.linear1.weight", dt, (text_hidden, width)),
@@ -128,6 +130,76 @@ def _after_clip(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[
             ("model.aligner.linear2.bias", dt, (text_hidden,)),
         ]
     return []
+
+
+def _sam_neck(n: str, d: int, out_c: int, dt: str) -> list[Triple]:
+    return [
+        (n + "conv1.weight", dt, (out_c, d, 1, 1)),
+        (n + "conv2.weight", dt, (out_c, out_c, 3, 3)),
+        *[(n + f"layer_norm{i}.{w}", dt, (out_c,)) for i in (1, 2) for w in ("weight", "bias")],
+    ]
+
+
+def _sam_tower(h: dict, e: str, dt: str) -> list[Triple]:
+    """SAM's ViT (high_res_vision_config): windowed attention with relative positions (global in
+    global_attn_indexes), an absolute position grid when use_abs_pos, and a convolutional neck."""
+    d, depth = h.get("hidden_size") or 768, h.get("num_hidden_layers") or 0
+    patch, channels, image = (
+        h.get("patch_size") or 16,
+        h.get("num_channels") or 3,
+        h.get("image_size") or 1024,
+    )
+    heads, out_c = h.get("num_attention_heads") or 12, h.get("output_channels") or 256
+    mlp = h.get("mlp_dim") or int(d * (h.get("mlp_ratio") or 4.0))
+    grid, window = image // patch, h.get("window_size") or 0
+    wide = h.get("global_attn_indexes") or []
+    out: list[Triple] = [
+        (e + "patch_embed.projection.weight", dt, (d, channels, patch, patch)),
+        (e + "patch_embed.projection.bias", dt, (d,)),
+    ]
+    if h.get("use_abs_pos", True) is not False:
+        out.append((e + "pos_embed", dt, (1, grid, grid, d)))
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += [(b + "attn.qkv.weight", dt, (3 * d, d)), (b + "attn.proj.weight", dt, (d, d))]
+        out += [(b + "attn.qkv.bias", dt, (3 * d,))] if h.get("qkv_bias", True) is not False else []
+        side = grid if i in wide or not window else window
+        if h.get("use_rel_pos", True) is not False:
+            out += [(b + f"attn.rel_pos_{x}", dt, (2 * side - 1, d // heads)) for x in ("h", "w")]
+        out += [
+            (b + "attn.proj.bias", dt, (d,)),
+            (b + "mlp.lin1.weight", dt, (mlp, d)),
+            (b + "mlp.lin1.bias", dt, (mlp,)),
+            (b + "mlp.lin2.weight", dt, (d, mlp)),
+            (b + "mlp.lin2.bias", dt, (d,)),
+        ]
+        out += [
+            (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
+        ]
+    return out + _sam_neck(e + "neck.", d, out_c, dt)
+
+
+def _deepseek_vl_hybrid(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[Triple]:
+    """DeepSeek-VL hybrid: beside the SigLIP tower, SAM's high-resolution one, a second neck, two strided
+    convolutions widening it four times, a learned mixing scalar, and an aligner that projects each tower
+    to half the text width and the two together into it."""
+    h = cfg.raw.get("high_res_vision_config")
+    h = h if isinstance(h, dict) else {}
+    d, out_c = h.get("hidden_size") or 768, h.get("output_channels") or 256
+    a = "model.aligner."
+    return [
+        *_sam_tower(h, "model.high_res_vision_model.vision_encoder.", dt),
+        *_sam_neck("model.high_res_vision_neck.", d, out_c, dt),
+        ("model.high_res_vision_proj.conv1.weight", dt, (2 * out_c, out_c, 3, 3)),
+        ("model.high_res_vision_proj.conv2.weight", dt, (4 * out_c, 2 * out_c, 3, 3)),
+        ("model.high_res_vision_alpha", dt, (1,)),
+        (a + "vision_proj.weight", dt, (text_hidden // 2, width)),
+        (a + "vision_proj.bias", dt, (text_hidden // 2,)),
+        (a + "high_res_vision_proj.weight", dt, (text_hidden // 2, 4 * out_c)),
+        (a + "high_res_vision_proj.bias", dt, (text_hidden // 2,)),
+        (a + "proj.weight", dt, (text_hidden, text_hidden)),
+        (a + "proj.bias", dt, (text_hidden,)),
+    ]
 
 
 def _after_qwen_vl(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[Triple]:
@@ -1028,4 +1100,5 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "blip-2": frozenset({"qformer_config"}),
     "instructblip": frozenset({"qformer_config"}),
     "instructblipvideo": frozenset({"qformer_config"}),
+    "deepseek_vl_hybrid": frozenset({"high_res_vision_config"}),
 }
