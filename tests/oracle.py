@@ -308,6 +308,23 @@ def _shrunk(value: Any, limit: int) -> Any:
     return out
 
 
+def _reindexed(shrunk: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """Tapped vision layers (an adapter's vision_feature_layer) that a shrunk tower no longer has, counted
+    from the tower's end instead, as far from it as before or at most the whole tower (Molmo2 taps layers
+    24 and 18 of 25): the config stays one its class accepts; which layers are tapped sizes nothing."""
+    before, after = base.get("vision_config"), shrunk.get("vision_config")
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return shrunk
+    n, m = before.get("num_hidden_layers"), after.get("num_hidden_layers")
+    if not isinstance(n, int) or not isinstance(m, int) or n == m:
+        return shrunk
+    for part in shrunk.values():
+        taps = part.get("vision_feature_layer") if isinstance(part, dict) else None
+        if isinstance(taps, list) and all(isinstance(x, int) for x in taps) and any(x >= m for x in taps):
+            part["vision_feature_layer"] = [max(x - n, -m) if x >= m else x for x in taps]
+    return shrunk
+
+
 def _text_part(config: dict[str, Any]) -> dict[str, Any]:
     for key in ("text_config", "language_config", "llm_config"):
         if isinstance(config.get(key), dict):
@@ -318,7 +335,7 @@ def _text_part(config: dict[str, Any]) -> dict[str, Any]:
 def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Variations of the defaults where they apply: another size, the head tied the other way, a
     sliding/full layer pattern."""
-    out = [("default", _shrunk(base, MAX_SWEEP_LAYERS))]
+    out = [("default", _reindexed(_shrunk(base, MAX_SWEEP_LAYERS), base))]
     bigger = copy.deepcopy(base)
     text = _text_part(bigger)
     for key in ("intermediate_size", "moe_intermediate_size", "n_inner", "ffn_hidden_size", "d_ff"):
@@ -332,7 +349,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     for key in ("num_experts_per_tok", "moe_topk", "moe_k"):
         if key in text and text[key] is None:
             text[key] = 2
-    out.append(("size", _shrunk(bigger, MAX_SWEEP_LAYERS - 3)))
+    out.append(("size", _reindexed(_shrunk(bigger, MAX_SWEEP_LAYERS - 3), bigger)))
     tied = copy.deepcopy(out[0][1])
     flag = tied.get("tie_word_embeddings", _text_part(tied).get("tie_word_embeddings"))
     if isinstance(flag, bool):

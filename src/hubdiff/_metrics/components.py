@@ -56,6 +56,7 @@ _VISION = {
     "high_res_vision_neck",  # DeepSeek-VL hybrid: SAM's second neck, its downsampling, its mixing scalar
     "high_res_vision_proj",
     "high_res_vision_alpha",
+    "vision_backbone",  # Molmo's own names: image_vit, image_pooling_2d, image_projector
     "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
 }
 _PROJECTOR = {
@@ -69,6 +70,8 @@ _PROJECTOR = {
     "vision_projection",
     "aligner",
     "vit_large_projector",  # Step 3.7's linear from the downsampled tower into the text width
+    "image_pooling_2d",
+    "image_projector",
     "qformer",  # BLIP-2's Q-Former, its query tokens and projection into the text width
     "query_tokens",
     "language_projection",

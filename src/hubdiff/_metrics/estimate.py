@@ -55,7 +55,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         norm_parts = ("weight", "bias") if affine else ()
         final_norm = cfg.get("do_layer_norm_before") is not False
         width = cfg.number("word_embed_proj_dim", default=h) or h
-    out: list[Triple] = [("model.embed_tokens.weight", dt, (vocab + arch.extra_embedding_rows, width))]
+    rows = vocab + arch.extra_embedding_rows + (cfg.number(arch.extra_rows_key or "", default=0) or 0)
+    out: list[Triple] = [("model.embed_tokens.weight", dt, (rows, width))]
     if width != h:
         out += [("model.project_in.weight", dt, (h, width)), ("model.project_out.weight", dt, (width, h))]
     if final_norm:

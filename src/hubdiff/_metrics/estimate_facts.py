@@ -116,6 +116,8 @@ class ArchitectureFacts:
     # its hyper-connections mix hc_mult streams with pre and post weights only (2 x hc_mult rows, 2 scales)
     hy_v4: bool = False
     swa_heads_key: str | None = None  # sliding layers' query heads (Step 3.7: num_sliding_attention_heads)
+    extra_rows_key: str | None = None  # a key adding embedding rows beyond vocab_size (Molmo2)
+    qk_norm_by_type: bool = False  # q/k norms always, per head for qk_norm_type "qwen3", else full width
     outer_head: bool = False  # the head is the outer config's vocab_size x hidden_size (Ovis 2's class)
     gating_default: bool | str | None = None  # head_gate's gating where the config names none (Step 3.7)
 
@@ -323,6 +325,15 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         swa_heads_key="num_sliding_attention_heads",
     ),
     "ovis2": ArchitectureFacts(outer_head=True),
+    # Molmo2: additional_vocab_size more embedding rows, q/k norms as qk_norm_type says, an unbiased o_proj;
+    # norm_after moves the two norms after their sublayers and rope_scaling_layers picks the rotary one
+    "molmo2_text": ArchitectureFacts(
+        extra_rows_key="additional_vocab_size",
+        qk_norm_by_type=True,
+        o_bias=NEVER,
+        never_tied=True,
+        unused_keys=("norm_after", "rope_scaling_layers"),
+    ),
     # Cosmos 3 Edge's image-text class ties nothing (_tied_weights_keys empty)
     "cosmos3_edge_text": ArchitectureFacts(never_tied=True),
     "minimax_m3_vl_text": ArchitectureFacts(
@@ -363,6 +374,7 @@ for _outer, _text in (
     ("hy_v4_vl", "hy_v4_vl_text"),
     ("step3p7", "step3p5"),
     ("cosmos3_edge", "cosmos3_edge_text"),
+    ("molmo2", "molmo2_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 
@@ -422,6 +434,8 @@ def _qk_norm(cfg: ArchConfig, arch: ArchitectureFacts) -> str | None:
     width = "full" if cfg.get("qk_norm_type") == "per_layer" else arch.switched_qk_norm or "head"
     if arch.qk_norm:
         return arch.qk_norm
+    if arch.qk_norm_by_type:
+        return "head" if cfg.get("qk_norm_type") == "qwen3" else "full"
     return width if switched_on and not arch.weightless_qk_norm else None
 
 

@@ -1073,6 +1073,65 @@ def _blip2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _molmo2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Molmo2: a SigLIP-like ViT (a linear patch embedding, num_position_embeddings positions, grouped
+    heads of head_dim, no final norm); the adapter pools the tapped layers (vision_feature_layer, concatenated)
+    with one attention and maps them with a SwiGLU MLP into text_hidden_size."""
+    v = cfg.vision or {}
+    a = cfg.raw.get("adapter_config")
+    a = a if isinstance(a, dict) else {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1152,
+        v.get("intermediate_size") or 4304,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 14, v.get("num_channels") or 3
+    out: list[Triple] = []
+
+    def attention(b: str, width: int, c: dict, out_width: int) -> list[Triple]:
+        heads, hd = c.get("num_attention_heads") or 16, c.get("head_dim") or 72
+        kv = c.get("num_key_value_heads") or heads
+        shapes = (("q_proj", heads * hd, width), ("k_proj", kv * hd, width), ("v_proj", kv * hd, width))
+        rows = [
+            (b + f"{p}.weight", dt, (r, cols)) for p, r, cols in (*shapes, ("o_proj", out_width, heads * hd))
+        ]
+        if c.get("attention_bias", True) is not False:
+            rows += [(b + f"{p}.bias", dt, (r,)) for p, r, _ in (*shapes, ("o_proj", out_width, 0))]
+        return rows
+
+    e = "model.vision_tower."
+    out += [
+        (e + "positional_embedding", dt, (v.get("num_position_embeddings") or 729, d)),
+        (e + "patch_embedding.weight", dt, (d, channels * patch * patch)),
+        (e + "patch_embedding.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += attention(b + "self_attn.", d, v, d)
+        out += [
+            (b + "mlp.fc1.weight", dt, (mlp, d)),
+            (b + "mlp.fc1.bias", dt, (mlp,)),
+            (b + "mlp.fc2.weight", dt, (d, mlp)),
+            (b + "mlp.fc2.bias", dt, (d,)),
+        ]
+        out += [
+            (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
+        ]
+    taps = a.get("vision_feature_layer")
+    ad = a.get("hidden_size") or d
+    tapped = d * (len(taps) if isinstance(taps, list) and taps else 2)
+    p = "model.multi_modal_projector."
+    out += attention(p + "image_pooling_2d.", tapped, a, ad)
+    inner, th = a.get("intermediate_size") or 18944, a.get("text_hidden_size") or text_hidden
+    for name in ("gate_proj", "up_proj"):
+        out.append((p + f"image_projector.{name}.weight", dt, (inner, ad)))
+        out += [(p + f"image_projector.{name}.bias", dt, (inner,))] if a.get("mlp_bias") is True else []
+    out.append(
+        (p + "image_projector.down_proj.weight", dt, (th, inner))
+    )  # never biased, into text_hidden_size
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -1087,6 +1146,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "cosmos3_edge": _cosmos3_edge,
     "ovis2": _ovis2,
     "ovis2_5": _ovis2_5,
+    "molmo2": _molmo2,
     "blip-2": _blip2,
     "instructblip": _blip2,
     "instructblipvideo": _blip2,
@@ -1101,4 +1161,5 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "instructblip": frozenset({"qformer_config"}),
     "instructblipvideo": frozenset({"qformer_config"}),
     "deepseek_vl_hybrid": frozenset({"high_res_vision_config"}),
+    "molmo2": frozenset({"adapter_config"}),
 }

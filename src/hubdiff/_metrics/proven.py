@@ -21,7 +21,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     jamba kimi_k25 kimi_linear kolibri1 laguna lara_mini lfm2 lighton_ocr llama llama4 llama4_text
     llava llava_next llava_next_video llava_onevision mamba mamba2 mellum mimo_v2_flash minicpm3
     minicpm_ocr minicpmv4_6 minicpmv4_7 minimax_m2 minimax_m3_vl minimax_m3_vl_text ministral
-    ministral3 mistral mistral3 mistral4 mistral_large4 mixtral mllama mpt nanochat nemotron
+    ministral3 mistral mistral3 mistral4 mistral_large4 mixtral mllama molmo2 mpt nanochat nemotron
     nemotron_h olmo olmo2 olmo3 olmo_hybrid olmoe openai-gpt opt ovis2 ovis2_5 paligemma persimmon
     phi phi3 phimoe qianfan_ocr qwen2 qwen2_5_vl qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe
     qwen3_5_moe_text qwen3_5_text qwen3_moe qwen3_next qwen3_vl qwen3_vl_moe recurrent_gemma rwkv
