@@ -72,10 +72,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
     outer_head = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).outer_head
     if (not cfg.tied_embeddings or arch.never_tied) and outer_head:
-        rows, cols = (cfg.raw.get(k) for k in ("vocab_size", "hidden_size"))
-        rows = rows if type(rows) is int and 0 < rows <= vocab * 4 else vocab
-        cols = cols if type(cols) is int and 0 < cols <= width * 4 else width
-        out.append(("lm_head.weight", dt, (rows, cols)))
+        outer_vocab, outer_width = cfg.raw.get("vocab_size"), cfg.raw.get("hidden_size")
+        head_rows = outer_vocab if type(outer_vocab) is int and 0 < outer_vocab <= vocab * 4 else vocab
+        head_cols = outer_width if type(outer_width) is int and 0 < outer_width <= width * 4 else width
+        out.append(("lm_head.weight", dt, (head_rows, head_cols)))
     elif not cfg.tied_embeddings or arch.never_tied:
         out.append(("lm_head.weight", dt, (vocab, width)))
     if arch.head_bias.on(cfg):

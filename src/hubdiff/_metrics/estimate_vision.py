@@ -1092,7 +1092,7 @@ def _molmo2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         heads, hd = c.get("num_attention_heads") or 16, c.get("head_dim") or 72
         kv = c.get("num_key_value_heads") or heads
         shapes = (("q_proj", heads * hd, width), ("k_proj", kv * hd, width), ("v_proj", kv * hd, width))
-        rows = [
+        rows: list[Triple] = [
             (b + f"{p}.weight", dt, (r, cols)) for p, r, cols in (*shapes, ("o_proj", out_width, heads * hd))
         ]
         if c.get("attention_bias", True) is not False:

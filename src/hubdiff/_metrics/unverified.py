@@ -264,9 +264,9 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         understood |= _RESOLVED_INTO_LAYER_TYPES
     if arch.idle_unless_layer and arch.idle_unless_layer[0] not in types:  # no layer has the feature
         understood |= set(arch.idle_unless_layer[1])
-    for key in (arch.dense_width_key, arch.swa_heads_key):  # read by every layer of its kind, of which
-        if key:  # this config may have none
-            understood.add(key)
+    for width_key in (arch.dense_width_key, arch.swa_heads_key):  # read by every layer of its kind, of
+        if width_key:  # which this config may have none
+            understood.add(width_key)
     parts = [raw.get(k) for k in BLOCK_PARTS]
     flat = dict(raw)
     for part in parts:
