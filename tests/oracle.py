@@ -707,7 +707,10 @@ def _filled_text_sizes(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
     nested = config.get("text_config")
     if text is None or text is cfg_obj or not isinstance(nested, dict):
         return {}
-    filled = _filled_sizes(text)
+    try:
+        filled = _filled_sizes(text)
+    except Exception:  # a heterogeneous text config refuses global reads of per-layer sizes (head_dim)
+        return {}
     return {"text_config": {**nested, **filled}} if filled else {}
 
 
