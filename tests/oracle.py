@@ -375,6 +375,23 @@ def _fitted_to_layers(value: Any) -> Any:
     return out
 
 
+def _reindexed(shrunk: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """Tapped vision layers (an adapter's vision_feature_layer) that a shrunk tower no longer has, counted
+    from the tower's end instead, as far from it as before or at most the whole tower (Molmo2 taps layers
+    24 and 18 of 25): the config stays one its class accepts; which layers are tapped sizes nothing."""
+    before, after = base.get("vision_config"), shrunk.get("vision_config")
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return shrunk
+    n, m = before.get("num_hidden_layers"), after.get("num_hidden_layers")
+    if not isinstance(n, int) or not isinstance(m, int) or n == m:
+        return shrunk
+    for part in shrunk.values():
+        taps = part.get("vision_feature_layer") if isinstance(part, dict) else None
+        if isinstance(taps, list) and all(isinstance(x, int) for x in taps) and any(x >= m for x in taps):
+            part["vision_feature_layer"] = [max(x - n, -m) if x >= m else x for x in taps]
+    return shrunk
+
+
 def _text_part(config: dict[str, Any]) -> dict[str, Any]:
     for key in ("text_config", "language_config", "llm_config"):
         if isinstance(config.get(key), dict):
@@ -385,7 +402,7 @@ def _text_part(config: dict[str, Any]) -> dict[str, Any]:
 def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Variations of the defaults where they apply: another size, the head tied the other way, a
     sliding/full layer pattern."""
-    out = [("default", _shrunk(base, MAX_SWEEP_LAYERS))]
+    out = [("default", _reindexed(_shrunk(base, MAX_SWEEP_LAYERS), base))]
     bigger = copy.deepcopy(base)
     text = _text_part(bigger)
     for key in ("intermediate_size", "moe_intermediate_size", "n_inner", "ffn_hidden_size", "d_ff"):
@@ -399,7 +416,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     for key in ("num_experts_per_tok", "moe_topk", "moe_k"):
         if key in text and text[key] is None:
             text[key] = 2
-    out.append(("size", _shrunk(bigger, MAX_SWEEP_LAYERS - 3)))
+    out.append(("size", _reindexed(_shrunk(bigger, MAX_SWEEP_LAYERS - 3), bigger)))
     tied = copy.deepcopy(out[0][1])
     flag = tied.get("tie_word_embeddings", _text_part(tied).get("tie_word_embeddings"))
     if isinstance(flag, bool):
@@ -1199,6 +1216,28 @@ def _rope_per_layer_type(cfg_obj: Any) -> dict[str, Any]:
     return {"rope_parameters": {t: {"rope_type": "default", "rope_theta": theta} for t in sorted(set(types))}}
 
 
+def _filled_text_sizes(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """``_filled_sizes`` of a text config nested in a multimodal one (HunYuan-VL's head_dim), written back
+    into the config's own text_config."""
+    text = getattr(cfg_obj, "text_config", None)
+    nested = config.get("text_config")
+    if text is None or text is cfg_obj or not isinstance(nested, dict):
+        return {}
+    try:
+        filled = _filled_sizes(text)
+    except Exception:  # a heterogeneous text config refuses global reads of per-layer sizes (head_dim)
+        return {}
+    return {"text_config": {**nested, **filled}} if filled else {}
+
+
+def _filled_maps(cfg_obj: Any) -> dict[str, Any]:
+    """Tokenizer bookkeeping a model reads at construction although it sizes nothing: Chameleon's and
+    Emu3's vocabulary_map (which BPE tokens stand for image codes), empty when the class leaves it None."""
+    if hasattr(cfg_obj, "vocabulary_map") and cfg_obj.vocabulary_map is None:
+        return {"vocabulary_map": {}}
+    return {}
+
+
 def sweep_row(case: Case) -> Row:
     """Build the case's model on the meta device and compare hubdiff's figures with it: the config-only
     estimate (total, every component, active, layer census) and the header path on a header-only
@@ -1212,7 +1251,11 @@ def sweep_row(case: Case) -> Row:
     if cfg_obj is None:
         return Row(case.model_type, case.variation, "", "not built", (), (reason,))
     model, failures = _build_model(cfg_obj)
-    filled = _filled_sizes(cfg_obj) if model is None else {}
+    filled = (
+        {**_filled_sizes(cfg_obj), **_filled_text_sizes(cfg_obj, case.config), **_filled_maps(cfg_obj)}
+        if model is None
+        else {}
+    )
     if filled:  # defaults the class leaves unset but its model divides by: set as the class documents them
         again, _ = build_config({**case.config, **filled})
         if again is not None:

@@ -57,6 +57,11 @@ _VISION = {
     "video_tower",
     "vision_embedder",  # Gemma 4 Unified: the encoder-free patch embedding in place of a tower
     "audio_tower",  # counted with the vision side: an encoder of another modality, not run by text tokens
+    "high_res_vision_neck",  # DeepSeek-VL hybrid: SAM's second neck, its downsampling, its mixing scalar
+    "high_res_vision_proj",
+    "high_res_vision_alpha",
+    "vision_backbone",  # Molmo's own names: image_vit, image_pooling_2d, image_projector
+    "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
 }
 _PROJECTOR = {
     "mm_projector",
@@ -71,7 +76,20 @@ _PROJECTOR = {
     "mlp_AR",  # PaddleOCR-VL's projector, at the top level
     "embed_vision",  # Gemma 3n / 4: the multimodal embedders into the text width, beside the towers
     "embed_audio",
+    "vit_large_projector",  # Step 3.7's linear from the downsampled tower into the text width
+    "image_pooling_2d",
+    "image_projector",
+    "qformer",  # BLIP-2's Q-Former, its query tokens and projection into the text width
+    "query_tokens",
+    "language_projection",
+    "visual_embeddings_table",  # Ovis: the visual vocabulary's embeddings, in the text width
+    "patch_merge_mlp",  # MiniMax-M3 VL's MLP over merged patches, after its projector
+    "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger
+    "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
 }
+# projector parts named at the top level (Mistral's consolidated checkpoints), a name that elsewhere may
+# be a vision tower's own (a patch merger inside a tower)
+_TOP_PROJECTOR = {"patch_merger", "vision_language_adapter", "pre_mm_projector_norm"}
 _SCALE_SUFFIXES = (
     "_scale_inv",
     "_scales",
@@ -222,6 +240,8 @@ def classify(
         segset & _VISION or set(segments[:2]) & _PROJECTOR or "multi_modal_projector" in segset
     ):
         return "multimodal_projector", None
+    if segments[0] in _TOP_PROJECTOR or segments[:2] == ["visual_tokenizer", "head"]:  # Ovis 2.5's own names
+        return "multimodal_projector", None
     if segset & _VISION or segments[0] in ("vision", "image"):
         return "vision_tower", None
     layer = _layer_of(name)
@@ -241,7 +261,11 @@ def classify(
         return "hyper_connections", layer  # Gemma 3n's AltUp: further residual streams and their mixing
     if "laurel" in segset and not is_norm_weight:
         return "attention", layer  # Gemma 3n's LAuReL: a low-rank residual branch summed with attention
-    if segments[-1] in ("e_score_correction_bias", "expert_bias"):  # the router's, wherever kept (Laguna)
+    if segments[-1] in (
+        "e_score_correction_bias",
+        "expert_bias",
+        "router_bias",
+    ):  # the router's, wherever kept (Laguna)
         return "routers", layer
     if "experts" in segset and "self_attention" in segset and len(shape) < 3:
         # JetMoE's mixture of attention: its router routes, its output bias is attention's
@@ -252,7 +276,7 @@ def classify(
         return "routed_experts", layer  # JetMoE's MoE: fused [experts, ...] projections under "mlp"
     if segset & {"block_sparse_moe", "moe"} and len(shape) == 3:  # fused [experts, ...] (GraniteMoE)
         return "routed_experts", layer
-    if segset & {"shared_experts", "shared_expert", "shared_mlp"}:
+    if segset & {"shared_experts", "shared_expert", "shared_mlp", "share_expert"}:
         return "shared_experts", layer
     if "router" in segset and layer is not None and not segset & _ATTN:  # Gemma 4: beside the MLP
         return "routers", layer
@@ -295,6 +319,10 @@ def classify(
         return "dense_mlp", layer
     if len(shape) == 1 and any("norm" in s for s in segments):
         return "norms", layer
+    if segments[-2:] in (["lerope", "alpha"], ["rotary_emb", "alpha"]):  # Mistral Large 4's learned RoPE
+        return "attention", layer
+    if segments[-2:] == ["gate", "weight"] and segments[-3:-2] == [str(layer)] and info and info.mlp == "moe":
+        return "routers", layer  # a router kept in the layer itself (Mistral's consolidated names)
     return "other", layer
 
 

@@ -59,7 +59,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         norm_parts = ("weight", "bias") if affine else ()
         final_norm = cfg.get("do_layer_norm_before") is not False
         width = cfg.number("word_embed_proj_dim", default=h) or h
-    out: list[Triple] = [("model.embed_tokens.weight", dt, (vocab + arch.extra_embedding_rows, width))]
+    rows = vocab + arch.extra_embedding_rows + (cfg.number(arch.extra_rows_key or "", default=0) or 0)
+    out: list[Triple] = [("model.embed_tokens.weight", dt, (rows, width))]
     if width != h:
         out += [("model.project_in.weight", dt, (h, width)), ("model.project_out.weight", dt, (width, h))]
     if final_norm:
@@ -68,9 +69,20 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
     if arch.residual_scaling:  # ZAYA: a scale and a bias on the embedded input
         out += [(f"model.input_hidden_states_{n}", dt, (h,)) for n in ("scale", "bias")]
+    if arch.lerope_ssmax:  # LeRoPE: one learned alpha per rotary frequency, for the whole model
+        out.append(
+            ("model.rotary_emb.alpha", "F32", ((cfg.number("qk_rope_head_dim", default=0) or 0) // 2,))
+        )
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
-    if not cfg.tied_embeddings or arch.never_tied:
+    # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
+    outer_head = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).outer_head
+    if (not cfg.tied_embeddings or arch.never_tied) and outer_head:
+        outer_vocab, outer_width = cfg.raw.get("vocab_size"), cfg.raw.get("hidden_size")
+        head_rows = outer_vocab if type(outer_vocab) is int and 0 < outer_vocab <= vocab * 4 else vocab
+        head_cols = outer_width if type(outer_width) is int and 0 < outer_width <= width * 4 else width
+        out.append(("lm_head.weight", dt, (head_rows, head_cols)))
+    elif not cfg.tied_embeddings or arch.never_tied:
         out.append(("lm_head.weight", dt, (vocab, width)))
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
@@ -176,7 +188,7 @@ def _sublayers(
 
 def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:
     if arch.post_norms is not None:
-        return 4 if arch.post_norms.on(cfg) else 2
+        return arch.norms_per_layer + 2 * arch.post_norms.on(cfg)
     if not arch.falcon_switches:
         return arch.norms_per_layer
     parallel = cfg.get("parallel_attn") is True

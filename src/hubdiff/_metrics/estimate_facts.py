@@ -156,6 +156,25 @@ class ArchitectureFacts:
     # ZAYA: a learned scale and bias on the hidden states and on the residual after attention and after
     # the MLP, and on the input
     residual_scaling: bool = False
+    # Mistral Large 4's attention: a learned per-frequency alpha in the rotary embedding (LeRoPE), a learned
+    # per-head softmax scale and bias (SSMax) in attention and in the indexer, a LayerNorm before the
+    # indexer's queries; its NoPE layers (no_rope_layers 0) fold the rope slice of q and k into the nope one
+    lerope_ssmax: bool = False
+    # experts apart by modality (ERNIE 4.5 VL): moe_intermediate_size [text, vision] sizes a text and a
+    # vision set of routed experts, each with its own router; shared experts are text-expert wide
+    modality_experts: bool = False
+    dense_width_key: str | None = None  # the dense MLP's width where intermediate_size is the experts'
+    # (layer type, keys): keys of a feature only that layer type has, which size nothing while no layer has
+    # it (MiniMax-M3's lightning indexer, built only in minimax_m3_sparse layers)
+    idle_unless_layer: tuple[str, tuple[str, ...]] | None = None
+    # HY-V4's attention: an output gate (heads x v_head_dim wide) and a learned sink per head beside MLA;
+    # its hyper-connections mix hc_mult streams with pre and post weights only (2 x hc_mult rows, 2 scales)
+    hy_v4: bool = False
+    swa_heads_key: str | None = None  # sliding layers' query heads (Step 3.7: num_sliding_attention_heads)
+    extra_rows_key: str | None = None  # a key adding embedding rows beyond vocab_size (Molmo2)
+    qk_norm_by_type: bool = False  # q/k norms always, per head for qk_norm_type "qwen3", else full width
+    outer_head: bool = False  # the head is the outer config's vocab_size x hidden_size (Ovis 2's class)
+    gating_default: bool | str | None = None  # head_gate's gating where the config names none (Step 3.7)
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -195,6 +214,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "exaone4": _HEAD_NORM,
     "hunyuan_v1_moe": ArchitectureFacts(qk_norm="head", fixed_shared_experts=1),
     "hunyuan_v1_dense": _HEAD_NORM,
+    "hunyuan_vl_text": _HEAD_NORM,
     "gemma2": ArchitectureFacts(norms_per_layer=4),
     "gemma3_text": ArchitectureFacts(qk_norm="head", norms_per_layer=4),
     "olmo2": _FULL_NORM,
@@ -440,6 +460,56 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # AFMoE: per-head q/k norms, a sigmoid gate_proj on the attention output, four norms a layer, an
     # expert_bias beside each router (modeling_afmoe.py)
     "afmoe": ArchitectureFacts(qk_norm="head", attention_gate_proj=True, norms_per_layer=4, router_bias=True),
+    "mistral_large4_text": ArchitectureFacts(lerope_ssmax=True),
+    # ERNIE 4.5's use_bias (q, k, v, o, dense and shared MLPs; never the head here), two expert sets
+    "ernie4_5_vl_moe_text": ArchitectureFacts(
+        router_bias=True,
+        qkv_bias=Switch(("use_bias",)),
+        o_bias=Switch(("use_bias",)),
+        mlp_bias=Switch(("use_bias",)),
+        shared_expert_bias=True,
+        modality_experts=True,
+    ),
+    "hy_v4_vl_text": ArchitectureFacts(
+        sinks=True, mla_output_gate=True, router_bias=True, hc_pre_post_only=True
+    ),
+    # Step 3.5 / 3.7: per-head q/k norms and output gate, a router bias, one shared expert share_expert_dim wide
+    "step3p5": ArchitectureFacts(
+        qk_norm="head",
+        router_bias=True,
+        head_gate=True,
+        gating_default=True,
+        fixed_shared_experts=1,
+        shared_expert_bias=True,
+        swa_heads_key="num_sliding_attention_heads",
+    ),
+    "ovis2": ArchitectureFacts(outer_head=True),
+    # Molmo2: additional_vocab_size more embedding rows, q/k norms as qk_norm_type says, an unbiased o_proj;
+    # norm_after moves the two norms after their sublayers and rope_scaling_layers picks the rotary one
+    "molmo2_text": ArchitectureFacts(
+        extra_rows_key="additional_vocab_size",
+        qk_norm_by_type=True,
+        o_bias=NEVER,
+        never_tied=True,
+        unused_keys=("norm_after", "rope_scaling_layers"),
+    ),
+    # Cosmos 3 Edge's image-text class ties nothing (_tied_weights_keys empty)
+    "cosmos3_edge_text": ArchitectureFacts(never_tied=True),
+    "minimax_m3_vl_text": ArchitectureFacts(
+        qk_norm="head",
+        router_bias=True,
+        dense_width_key="dense_intermediate_size",
+        idle_unless_layer=(
+            "minimax_m3_sparse",
+            (
+                "index_n_heads",
+                "index_head_dim",
+                "index_block_size",
+                "index_topk_blocks",
+                "index_local_blocks",
+            ),
+        ),
+    ),
 }
 
 
@@ -467,6 +537,14 @@ for _outer, _text in (
     ("glm_ocr", "glm_ocr_text"),
     ("paddleocr_vl", "paddleocr_vl_text"),
     ("glm5_next", "glm5_next_text"),
+    ("hunyuan_vl", "hunyuan_vl_text"),
+    ("mistral_large4", "mistral_large4_text"),
+    ("ernie4_5_vl_moe", "ernie4_5_vl_moe_text"),
+    ("minimax_m3_vl", "minimax_m3_vl_text"),
+    ("hy_v4_vl", "hy_v4_vl_text"),
+    ("step3p7", "step3p5"),
+    ("cosmos3_edge", "cosmos3_edge_text"),
+    ("molmo2", "molmo2_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 
@@ -529,6 +607,8 @@ def _qk_norm(cfg: ArchConfig, arch: ArchitectureFacts) -> str | None:
     width = "full" if cfg.get("qk_norm_type") == "per_layer" else arch.switched_qk_norm or "head"
     if arch.qk_norm:
         return arch.qk_norm
+    if arch.qk_norm_by_type:
+        return "head" if cfg.get("qk_norm_type") == "qwen3" else "full"
     return width if switched_on and not arch.weightless_qk_norm else None
 
 
@@ -550,6 +630,8 @@ def layer_heads(cfg: ArchConfig, layer: LayerInfo) -> tuple[int, int, int, int]:
         kv = cfg.number("swa_num_key_value_heads", default=kv) or kv
         hd = cfg.number("swa_head_dim", default=hd) or hd
         vd = cfg.number("swa_v_head_dim", default=vd) or vd
+    elif layer.attention == "swa" and facts(cfg)[0].swa_heads_key:
+        heads = cfg.number(facts(cfg)[0].swa_heads_key or "", default=heads) or heads
     elif layer.attention == "swa":
         kv *= facts(cfg)[0].swa_kv_multiplier
     arch = facts(cfg)[0]
@@ -572,6 +654,28 @@ def _falcon_kv_heads(cfg: ArchConfig, heads: int) -> int:
     if cfg.get("new_decoder_architecture") is True:
         return cfg.number("num_kv_heads", default=heads) or heads
     return 1 if cfg.get("multi_query") is not False else heads
+
+
+def mla_rope_dim(cfg: ArchConfig, layer: LayerInfo) -> int:
+    """The rope slice of an MLA layer's keys (in kv_a_proj_with_mqa and the cached latent): none in a
+    NoPE layer of an architecture whose NoPE layers drop it (Mistral Large 4: no_rope_layers, 1 = RoPE)."""
+    rope = cfg.number("qk_rope_head_dim", default=0) or 0
+    if not facts(cfg)[0].lerope_ssmax:
+        return rope
+    uses = cfg.int_list("no_rope_layers")
+    return rope if uses is None or layer.index >= len(uses) or uses[layer.index] else 0
+
+
+def kv_shared(cfg: ArchConfig, layer: LayerInfo) -> bool:
+    """Whether an MLA layer attends to an earlier layer's latent (kv_source_layers names another layer),
+    and so has no kv_a_proj_with_mqa and no kv_a_layernorm of its own. kv_source_layers is read (taken as
+    understood) only when no layer shares: the cache figures do not model the sharing."""
+    sources = cfg.text.get("kv_source_layers")
+    if not isinstance(sources, list):
+        return False
+    if sources == list(range(len(sources))):
+        cfg.get("kv_source_layers")
+    return layer.index < len(sources) and sources[layer.index] != layer.index
 
 
 def _falcon_bias(cfg: ArchConfig, arch: ArchitectureFacts) -> bool:

@@ -7,7 +7,16 @@ import math
 from dataclasses import dataclass
 
 from .config import ArchConfig
-from .estimate_facts import ArchitectureFacts, Triple, _falcon_bias, _qk_norm, facts, layer_heads
+from .estimate_facts import (
+    ArchitectureFacts,
+    Triple,
+    _falcon_bias,
+    _qk_norm,
+    facts,
+    kv_shared,
+    layer_heads,
+    mla_rope_dim,
+)
 from .estimate_gemma import gemma_attention
 from .estimate_mlp import _dense, dense_intermediate
 from .layers import Block, LayerInfo
@@ -118,7 +127,7 @@ def _attention(
     last_biased = arch.last_layer_o_bias and layer.index == cfg.num_layers - 1
     if arch.o_bias.on(cfg) or _falcon_bias(cfg, arch) or last_biased:
         out.append((a + "o_proj.bias", dt, (h,)))
-    gating = cfg.get("gating") if arch.head_gate else None
+    gating = cfg.get("gating", default=arch.gating_default) if arch.head_gate else None
     if gating is True or gating == "per-head":  # Laguna's softplus output gate, one a head
         out.append((a + "g_proj.weight", dt, (heads, h)))
     elif gating == "per-element":
@@ -328,6 +337,8 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
     v = cfg.number("v_head_dim", default=nope) or 0
     kv_lora = cfg.number("kv_lora_rank", default=0) or 0
     q_lora = cfg.number("q_lora_rank")
+    if arch.lerope_ssmax:
+        return _mla_lerope(cfg, layer, a, h, dt, heads, nope, rope, v, kv_lora)
     out: list[Triple] = []
     if q_lora and arch.mla_query_gate:
         out += [
@@ -377,6 +388,57 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
                 (i + "index_kpool_compress_ape", dt, (pool, idim)),
                 (i + "index_kpool_compress_gate", dt, (idim, h)),
             ]
+    return out
+
+
+def _mla_lerope(
+    cfg: ArchConfig,
+    layer: LayerInfo,
+    a: str,
+    h: int,
+    dt: str,
+    heads: int,
+    nope: int,
+    rope: int,
+    v: int,
+    kv_lora: int,
+) -> list[Triple]:
+    """Mistral Large 4's DSA attention (modeling_mistral_large4.py): no q LoRA; a NoPE layer's keys have
+    no rope slice (kv_a_proj_with_mqa narrower, kv_b_proj's nope part wider); a layer sharing an earlier
+    layer's latent has no kv_a_proj_with_mqa nor kv_a_layernorm; SSMax's per-head scale and bias in the
+    attention and in its indexer, whose queries are LayerNormed first."""
+    kept = mla_rope_dim(cfg, layer)
+    nope_l = nope + rope - kept
+    out: list[Triple] = [
+        (a + "q_proj.weight", dt, (heads * (nope + rope), h)),
+        (a + "kv_b_proj.weight", dt, (heads * (nope_l + v), kv_lora)),
+        (a + "o_proj.weight", dt, (h, heads * v)),
+        (a + "ssmax_scaling.s", dt, (heads,)),
+        (a + "ssmax_scaling.b", dt, (heads,)),
+    ]
+    bias = cfg.get("attention_bias") is True
+    if not kv_shared(cfg, layer):
+        out += [
+            (a + "kv_a_proj_with_mqa.weight", dt, (kv_lora + kept, h)),
+            (a + "kv_a_layernorm.weight", dt, (kv_lora,)),
+        ]
+        out += [(a + "kv_a_proj_with_mqa.bias", dt, (kv_lora + kept,))] if bias else []
+    out += [(a + "o_proj.bias", dt, (h,))] if bias else []
+    if layer.attention == "dsa" and layer.indexer == "own":
+        ih = cfg.number("index_n_heads", default=0) or 0
+        idim = cfg.number("index_head_dim", default=0) or 0
+        i = a + "indexer."
+        out += [
+            (i + "wq_b.weight", dt, (ih * idim, h)),
+            (i + "wk.weight", dt, (idim, h)),
+            (i + "k_norm.weight", dt, (idim,)),
+            (i + "k_norm.bias", dt, (idim,)),
+            (i + "weights_proj.weight", dt, (ih, h)),
+            (i + "q_input_norm.weight", dt, (h,)),
+            (i + "q_input_norm.bias", dt, (h,)),
+            (i + "ssmax_scaling.s", dt, (ih,)),
+            (i + "ssmax_scaling.b", dt, (ih,)),
+        ]
     return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .config import ArchConfig
-from .estimate_facts import ArchitectureFacts, Triple, _falcon_bias, _gated
+from .estimate_facts import ArchitectureFacts, Triple, _falcon_bias, _gated, facts
 from .layers import Block, LayerInfo
 
 
@@ -65,6 +65,9 @@ def _hash_routed(cfg: ArchConfig, index: int) -> bool:
 def dense_intermediate(cfg: ArchConfig) -> int:
     """The dense MLP's width: Llama 4 names it intermediate_size_mlp, its intermediate_size being the experts'."""
     h = cfg.hidden_size or 0
+    key = facts(cfg)[0].dense_width_key
+    if key and cfg.number(key):
+        return cfg.number(key) or 0
     if cfg.num_experts and cfg.number("intermediate_size_mlp"):
         return cfg.number("intermediate_size_mlp") or 0
     return cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", default=4 * h) or 0
@@ -118,6 +121,9 @@ def _mlp(
         if arch.fused_gate_up and gated and not bias:
             return [(m + "gate_up_proj.weight", dt, (2 * inter, h)), (m + "down_proj.weight", dt, (h, inter))]
         return _dense(m, h, inter, dt, gated, bias)
+    widths = cfg.int_list("moe_intermediate_size") if arch.modality_experts else None
+    if widths is not None and len(widths) == 2:
+        return _modality_experts(cfg, m, h, dt, widths, gated, bias)
     experts = cfg.num_experts or 0
     inter = (
         cfg.number(
@@ -174,6 +180,7 @@ def _mlp(
             "shared_expert_intermediate_size",
             "moe_shared_expert_intermediate_size",
             "shared_intermediate_size",
+            "share_expert_dim",  # Step 3.5 / 3.7
             default=0,
         )
         or (cfg.number("intermediate_size", default=0) if cfg.number("intermediate_size_mlp") else 0)
@@ -183,4 +190,24 @@ def _mlp(
         out += _dense(m + "shared_experts.", h, shared_inter, dt, gated, bias and arch.shared_expert_bias)
         if cfg.number("shared_expert_intermediate_size") and arch.shared_expert_gate:
             out.append((m + "shared_expert_gate.weight", dt, (1, h)))
+    return out
+
+
+def _modality_experts(
+    cfg: ArchConfig, m: str, h: int, dt: str, widths: list[int], gated: bool, bias: bool
+) -> list[Triple]:
+    """ERNIE 4.5 VL's MoE block: a text and a vision set of routed experts (widths[0], widths[1]), each
+    with a router and its correction bias; shared experts as wide as num_shared x the text experts'."""
+    experts = cfg.num_experts or 0
+    out: list[Triple] = []
+    for part, inter in zip(("text_moe.", "vision_moe."), widths, strict=True):
+        out += [
+            (m + part + "gate.weight", "F32", (experts, h)),
+            (m + part + "gate.moe_statics.e_score_correction_bias", "F32", (1, experts)),
+            (m + part + "experts.gate_up_proj", dt, (experts, (2 if gated else 1) * inter, h)),
+            (m + part + "experts.down_proj", dt, (experts, h, inter)),
+        ]
+    shared = widths[0] * (cfg.num_shared_experts or 0)
+    if shared:
+        out += _dense(m + "shared_experts.", h, shared, dt, gated, bias)
     return out

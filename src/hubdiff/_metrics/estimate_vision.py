@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .config import ArchConfig
 from .estimate_facts import Triple
 from .estimate_mlp import _dense
@@ -91,6 +93,8 @@ def vision_kind(cfg: ArchConfig) -> str | None:
     further = tower_kind(cfg)  # a tower modelled with its architecture's projector (estimate_towers)
     if further is not None:
         return further
+    if str(cfg.raw.get("model_type") or "") in _OWN_TOWERS:
+        return str(cfg.raw["model_type"])
     if isinstance(v.get("vt_hidden_size"), int):
         return "moonvit"
     if isinstance(v.get("vision_output_dim"), int) and v.get("pixel_shuffle_ratio"):
@@ -117,7 +121,106 @@ def vision_kind(cfg: ArchConfig) -> str | None:
     return None
 
 
+def _after_clip(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[Triple]:
+    """What an outer model puts after a CLIP / SigLIP tower: DeepSeek-VL's aligner, two biased linears
+    (GELU between) from the tower's width into the text width."""
+    if cfg.raw.get("model_type") == "deepseek_vl_hybrid":
+        return _deepseek_vl_hybrid(cfg, width, text_hidden, dt)
+    if cfg.raw.get("model_type") == "deepseek_vl":
+        return [
+            ("model.aligner.linear1.weight", dt, (text_hidden, width)),
+            ("model.aligner.linear1.bias", dt, (text_hidden,)),
+            ("model.aligner.linear2.weight", dt, (text_hidden, text_hidden)),
+            ("model.aligner.linear2.bias", dt, (text_hidden,)),
+        ]
+    return []
+
+
+def _sam_neck(n: str, d: int, out_c: int, dt: str) -> list[Triple]:
+    return [
+        (n + "conv1.weight", dt, (out_c, d, 1, 1)),
+        (n + "conv2.weight", dt, (out_c, out_c, 3, 3)),
+        *[(n + f"layer_norm{i}.{w}", dt, (out_c,)) for i in (1, 2) for w in ("weight", "bias")],
+    ]
+
+
+def _sam_tower(h: dict, e: str, dt: str) -> list[Triple]:
+    """SAM's ViT (high_res_vision_config): windowed attention with relative positions (global in
+    global_attn_indexes), an absolute position grid when use_abs_pos, and a convolutional neck."""
+    d, depth = h.get("hidden_size") or 768, h.get("num_hidden_layers") or 0
+    patch, channels, image = (
+        h.get("patch_size") or 16,
+        h.get("num_channels") or 3,
+        h.get("image_size") or 1024,
+    )
+    heads, out_c = h.get("num_attention_heads") or 12, h.get("output_channels") or 256
+    mlp = h.get("mlp_dim") or int(d * (h.get("mlp_ratio") or 4.0))
+    grid, window = image // patch, h.get("window_size") or 0
+    wide = h.get("global_attn_indexes") or []
+    out: list[Triple] = [
+        (e + "patch_embed.projection.weight", dt, (d, channels, patch, patch)),
+        (e + "patch_embed.projection.bias", dt, (d,)),
+    ]
+    if h.get("use_abs_pos", True) is not False:
+        out.append((e + "pos_embed", dt, (1, grid, grid, d)))
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += [(b + "attn.qkv.weight", dt, (3 * d, d)), (b + "attn.proj.weight", dt, (d, d))]
+        out += [(b + "attn.qkv.bias", dt, (3 * d,))] if h.get("qkv_bias", True) is not False else []
+        side = grid if i in wide or not window else window
+        if h.get("use_rel_pos", True) is not False:
+            out += [(b + f"attn.rel_pos_{x}", dt, (2 * side - 1, d // heads)) for x in ("h", "w")]
+        out += [
+            (b + "attn.proj.bias", dt, (d,)),
+            (b + "mlp.lin1.weight", dt, (mlp, d)),
+            (b + "mlp.lin1.bias", dt, (mlp,)),
+            (b + "mlp.lin2.weight", dt, (d, mlp)),
+            (b + "mlp.lin2.bias", dt, (d,)),
+        ]
+        out += [
+            (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
+        ]
+    return out + _sam_neck(e + "neck.", d, out_c, dt)
+
+
+def _deepseek_vl_hybrid(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[Triple]:
+    """DeepSeek-VL hybrid: beside the SigLIP tower, SAM's high-resolution one, a second neck, two strided
+    convolutions widening it four times, a learned mixing scalar, and an aligner that projects each tower
+    to half the text width and the two together into it."""
+    h = cfg.raw.get("high_res_vision_config")
+    h = h if isinstance(h, dict) else {}
+    d, out_c = h.get("hidden_size") or 768, h.get("output_channels") or 256
+    a = "model.aligner."
+    return [
+        *_sam_tower(h, "model.high_res_vision_model.vision_encoder.", dt),
+        *_sam_neck("model.high_res_vision_neck.", d, out_c, dt),
+        ("model.high_res_vision_proj.conv1.weight", dt, (2 * out_c, out_c, 3, 3)),
+        ("model.high_res_vision_proj.conv2.weight", dt, (4 * out_c, 2 * out_c, 3, 3)),
+        ("model.high_res_vision_alpha", dt, (1,)),
+        (a + "vision_proj.weight", dt, (text_hidden // 2, width)),
+        (a + "vision_proj.bias", dt, (text_hidden // 2,)),
+        (a + "high_res_vision_proj.weight", dt, (text_hidden // 2, 4 * out_c)),
+        (a + "high_res_vision_proj.bias", dt, (text_hidden // 2,)),
+        (a + "proj.weight", dt, (text_hidden, text_hidden)),
+        (a + "proj.bias", dt, (text_hidden,)),
+    ]
+
+
+def _after_qwen_vl(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[Triple]:
+    """What an outer model puts after a Qwen-VL tower's merger: HyperCLOVA X Vision V2 maps the merger's
+    output into the text width with one more biased linear."""
+    if cfg.raw.get("model_type") == "hyperclovax_vision_v2":
+        return [
+            ("model.vision_projector.weight", dt, (text_hidden, width)),
+            ("model.vision_projector.bias", dt, (text_hidden,)),
+        ]
+    return []
+
+
 def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
+    own = _OWN_TOWERS.get(str(cfg.raw.get("model_type") or ""))
+    if own is not None:
+        return own(cfg, text_hidden, "BF16")
     v = cfg.vision
     kind = vision_kind(cfg)
     if not v or kind is None:
@@ -346,7 +449,7 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
                 (prefix + "linear_fc2.weight", dt, (out_h, merged)),
                 (prefix + "linear_fc2.bias", dt, (out_h,)),
             ]
-        return out
+        return out + _after_qwen_vl(cfg, out_h, text_hidden, dt)
     if kind == "clip":
         # CLIP / SigLIP-style ViT: biased q, k, v, o and fc1, fc2; layer norms with bias; learned positions
         d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
@@ -415,5 +518,654 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
                 ("multi_modal_projector.mm_input_projection_weight", dt, (d, text_hidden)),
                 ("multi_modal_projector.mm_soft_emb_norm.weight", dt, (d,)),
             ]
-        return out
+        return out + _after_clip(cfg, d, text_hidden, dt)
     return []
+
+
+# -- towers of their own, by the outer model_type ------------------------------------------------------
+
+
+def _fuyu(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Fuyu has no vision tower: one biased linear takes each flattened patch into the text width."""
+    patch, channels = cfg.raw.get("patch_size") or 30, cfg.raw.get("num_channels") or 3
+    return [
+        ("vision_embed_tokens.weight", dt, (text_hidden, patch * patch * channels)),
+        ("vision_embed_tokens.bias", dt, (text_hidden,)),
+    ]
+
+
+def _hunyuan_vit(v: dict, dt: str) -> list[Triple]:
+    """HunYuan's SigLIP-like tower: biased q/k/v/o, LayerNorms, a class-token position table over the
+    largest image (max_image_size)."""
+    d, mlp, depth = (
+        v.get("hidden_size") or 1152,
+        v.get("intermediate_size") or 4304,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    positions = ((v.get("max_image_size") or 2048) // patch) ** 2 + 1
+    e = "model.vision_tower."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, (positions, d)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}layers.{i}.", d, mlp, dt, "o_proj", ("layer_norm1", "layer_norm2"))
+    return out
+
+
+def _hunyuan_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """HunYuan-VL: HunYuan's tower, then a merger: RMS norm, a strided convolution to twice the width, a
+    1x1 one to four times, one linear into the text width, an RMS norm, and four learned markers."""
+    v = cfg.vision or {}
+    d, merge = v.get("hidden_size") or 1152, v.get("spatial_merge_size") or 2
+    out_h = v.get("text_hidden_size") or text_hidden
+    m = "model.vision_tower.patch_merger."
+    out = [
+        *_hunyuan_vit(v, dt),
+        (m + "before_rms.weight", dt, (d,)),
+        (m + "proj_conv.weight", dt, (2 * d, d, merge, merge)),
+        (m + "proj_conv.bias", dt, (2 * d,)),
+        (m + "proj_out.weight", dt, (4 * d, 2 * d, 1, 1)),
+        (m + "proj_out.bias", dt, (4 * d,)),
+        (m + "mlp.weight", dt, (out_h, 4 * d)),
+        (m + "mlp.bias", dt, (out_h,)),
+        (m + "after_rms.weight", dt, (out_h,)),
+        (m + "image_newline", dt, (4 * d,)),
+    ]
+    return out + [(m + marker, dt, (out_h,)) for marker in ("image_begin", "image_end", "image_sep")]
+
+
+def _hy_v4_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """HY-V4 VL: HunYuan's tower, then a merger whose strided convolution widens by spatial_merge_size²
+    and whose 1x1 convolution goes straight to out_hidden_size (no linear, no markers but the newline)."""
+    v = cfg.vision or {}
+    d, merge = v.get("hidden_size") or 1536, v.get("spatial_merge_size") or 2
+    wide, out_h = d * merge * merge, v.get("out_hidden_size") or text_hidden
+    m = "model.vision_tower.patch_merger."
+    return [
+        *_hunyuan_vit(v, dt),
+        (m + "before_rms.weight", dt, (d,)),
+        (m + "proj_conv.weight", dt, (wide, d, merge, merge)),
+        (m + "proj_conv.bias", dt, (wide,)),
+        (m + "proj_out.weight", dt, (out_h, wide, 1, 1)),
+        (m + "proj_out.bias", dt, (out_h,)),
+        (m + "image_newline", dt, (out_h,)),
+    ]
+
+
+def _ernie4_5_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """ERNIE 4.5 VL: a ViT with a linear patch embedding (no bias), biased fused qkv and plain MLPs,
+    LayerNorms; then a resampler: an MLP over spatial_merge_size² patches, one over temporal_merge_size
+    frames of those, a linear into the text width and an RMS norm."""
+    v = cfg.vision or {}
+    d, depth = v.get("hidden_size") or 1280, v.get("depth") or 0
+    mlp = v.get("intermediate_size") or 4 * d
+    patch, channels = v.get("patch_size") or 14, v.get("in_channels") or 3
+    spatial = d * (v.get("spatial_merge_size") or 2) ** 2
+    temporal = spatial * (v.get("temporal_merge_size") or 2)
+    e, r = "model.vision_tower.", "model.resampler_model."
+    out: list[Triple] = [
+        (e + "patch_embed.proj.weight", dt, (d, channels * patch * patch)),
+        (e + "ln.weight", dt, (d,)),
+        (e + "ln.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        b = f"{e}blocks.{i}."
+        for name, shape in (
+            ("attn.qkv", (3 * d, d)),
+            ("attn.proj", (d, d)),
+            ("mlp.fc1", (mlp, d)),
+            ("mlp.fc2", (d, mlp)),
+        ):
+            out += [(b + name + ".weight", dt, shape), (b + name + ".bias", dt, (shape[0],))]
+        out += [(b + f"{n}.{w}", dt, (d,)) for n in ("norm1", "norm2") for w in ("weight", "bias")]
+    for name, wide in (("spatial_linear.", spatial), ("temporal_linear.", temporal)):
+        out += [
+            (r + name + "fc1.weight", dt, (spatial, wide)),
+            (r + name + "fc1.bias", dt, (spatial,)),
+            (r + name + "fc2.weight", dt, (spatial, spatial)),
+            (r + name + "fc2.bias", dt, (spatial,)),
+            (r + name + "ln.weight", dt, (spatial,)),
+            (r + name + "ln.bias", dt, (spatial,)),
+        ]
+    out += [
+        (r + "mlp.weight", dt, (text_hidden, spatial)),
+        (r + "mlp.bias", dt, (text_hidden,)),
+        (r + "after_norm.weight", dt, (text_hidden,)),
+    ]
+    return out
+
+
+def _minimax_m3_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """MiniMax-M3 VL: a CLIP-like tower with a 3-D patch convolution (no bias), 3-D RoPE (no position
+    table), a norm before the blocks and none after; a two-layer projector into the text width, then a
+    two-layer MLP over spatial_merge_size² merged tokens (widths from projector_hidden_size)."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1280,
+        v.get("intermediate_size") or 5120,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, temporal = v.get("patch_size") or 14, v.get("temporal_patch_size") or 2
+    channels, merge = v.get("num_channels") or 3, v.get("spatial_merge_size") or 2
+    mid = cfg.raw.get("projector_hidden_size") or text_hidden
+    e = "vision_tower.vision_model."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, temporal, patch, patch)),
+        (e + "pre_layrnorm.weight", dt, (d,)),
+        (e + "pre_layrnorm.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    for prefix, wide in (("multi_modal_projector.", d), ("patch_merge_mlp.", text_hidden * merge * merge)):
+        out += [
+            (prefix + "linear_1.weight", dt, (mid, wide)),
+            (prefix + "linear_1.bias", dt, (mid,)),
+            (prefix + "linear_2.weight", dt, (text_hidden, mid)),
+            (prefix + "linear_2.bias", dt, (text_hidden,)),
+        ]
+    return out
+
+
+def _step3p7(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Step 3.7: a CLIP-like tower (unbiased patch convolution, a position table over the image's patches,
+    a norm before the blocks, a learned scale after attention and MLP in each), two strided convolutions
+    widening it four times, one linear into the text width (biased when projector_bias)."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1536,
+        v.get("intermediate_size") or 8960,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 14, v.get("num_channels") or 3
+    e = "model.vision_model."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.position_embedding.weight", dt, (((v.get("image_size") or 728) // patch) ** 2, d)),
+        (e + "pre_layernorm.weight", dt, (d,)),
+        (e + "pre_layernorm.bias", dt, (d,)),
+        (e + "downsampler1.weight", dt, (2 * d, d, 3, 3)),
+        (e + "downsampler1.bias", dt, (2 * d,)),
+        (e + "downsampler2.weight", dt, (4 * d, 2 * d, 3, 3)),
+        (e + "downsampler2.bias", dt, (4 * d,)),
+        ("model.multi_modal_projector.weight", dt, (text_hidden, 4 * d)),
+    ]
+    if cfg.raw.get("projector_bias") is True:
+        out.append(("model.multi_modal_projector.bias", dt, (text_hidden,)))
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += _vit_block(b, d, mlp, dt, "out_proj", ("layernorm_before", "layernorm_after"))
+        out += [(b + "lambda_1", dt, (d,)), (b + "lambda_2", dt, (d,))]
+    return out
+
+
+def _exaone4_5(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """EXAONE 4.5: Qwen2.5-VL's tower (3-D patch convolution, RMS norms, biased SwiGLU MLPs, the patch
+    merger) with grouped-query attention: the fused qkv holds num_key_value_heads keys and values."""
+    v = cfg.vision or {}
+    d, mlp, depth = v.get("hidden_size") or 3584, v.get("intermediate_size") or 3420, v.get("depth") or 0
+    heads = v.get("num_heads") or 16
+    kv = (v.get("num_key_value_heads") or heads) * (d // heads)
+    patch, temporal, channels = (
+        v.get("patch_size") or 14,
+        v.get("temporal_patch_size") or 2,
+        v.get("in_channels") or 3,
+    )
+    merged, out_h = d * (v.get("spatial_merge_size") or 2) ** 2, v.get("out_hidden_size") or text_hidden
+    e = "model.visual."
+    out: list[Triple] = [(e + "patch_embed.proj.weight", dt, (d, channels, temporal, patch, patch))]
+    for i in range(depth):
+        b = f"{e}blocks.{i}."
+        out += [(b + "norm1.weight", dt, (d,)), (b + "norm2.weight", dt, (d,))]
+        for name, shape in (
+            ("attn.qkv", (d + 2 * kv, d)),
+            ("attn.proj", (d, d)),
+            ("mlp.gate_proj", (mlp, d)),
+            ("mlp.up_proj", (mlp, d)),
+            ("mlp.down_proj", (d, mlp)),
+        ):
+            out += [(b + name + ".weight", dt, shape), (b + name + ".bias", dt, (shape[0],))]
+    m = e + "merger."
+    return [
+        *out,
+        (m + "ln_q.weight", dt, (d,)),
+        (m + "mlp.0.weight", dt, (merged, merged)),
+        (m + "mlp.0.bias", dt, (merged,)),
+        (m + "mlp.2.weight", dt, (out_h, merged)),
+        (m + "mlp.2.bias", dt, (out_h,)),
+    ]
+
+
+def _video_llama_3(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """VideoLLaMA 3: a SigLIP tower without a position table (2-D RoPE), then a two-layer MLP readout from
+    the tower's width into the text width."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 768,
+        v.get("intermediate_size") or 3072,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    e, r = "model.vision_model.", "model.projector.readout."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+        (r + "0.weight", dt, (text_hidden, d)),
+        (r + "0.bias", dt, (text_hidden,)),
+        (r + "2.weight", dt, (text_hidden, text_hidden)),
+        (r + "2.bias", dt, (text_hidden,)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    return out
+
+
+def _side(value: object, default: int) -> tuple[int, int]:
+    """A size given as one number or as [height, width] (InternViT-style configs)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value, value
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(x, int) and x > 0 for x in value):
+        return value[0], value[1]
+    return default, default
+
+
+def _qianfan_ocr(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Qianfan-OCR: an InternViT-style tower (class token, a position table when
+    use_absolute_position_embeddings, layer scales, LayerNorms or RMS norms as norm_type says, q/k norms when
+    use_qk_norm, a final LayerNorm unless use_mean_pooling), then InternVL's projector over pixel-shuffled
+    patches (1 / downsample_ratio squared of them): LayerNorm, two linears."""
+    v = cfg.vision or {}
+    whole = cfg.resolved_vision or cfg.raw.get("vision_config") or {}  # sizes may be [height, width]
+    d, mlp, depth = (
+        v.get("hidden_size") or 1024,
+        v.get("intermediate_size") or 4096,
+        v.get("num_hidden_layers") or 0,
+    )
+    ph, pw = _side(whole.get("patch_size", v.get("patch_size")), 14)
+    ih, iw = _side(whole.get("image_size", v.get("image_size")), 448)
+    channels = v.get("num_channels") or 3
+    norm = ("weight", "bias") if v.get("norm_type", "layer_norm") == "layer_norm" else ("weight",)
+    e = "model.vision_tower."
+    out: list[Triple] = [
+        (e + "embeddings.cls_token", dt, (1, 1, d)),
+        (e + "embeddings.patch_embeddings.projection.weight", dt, (d, channels, ph, pw)),
+        (e + "embeddings.patch_embeddings.projection.bias", dt, (d,)),
+    ]
+    if v.get("use_mask_token") is True:
+        out.append((e + "embeddings.mask_token", dt, (1, 1, d)))
+    if v.get("use_absolute_position_embeddings", True) is not False:
+        out.append((e + "embeddings.position_embeddings", dt, (1, (ih // ph) * (iw // pw) + 1, d)))
+    if v.get("use_mean_pooling", True) is False:
+        out += [(e + "layernorm.weight", dt, (d,)), (e + "layernorm.bias", dt, (d,))]
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out.append((b + f"attention.{proj}.weight", dt, (d, d)))
+            out += [(b + f"attention.{proj}.bias", dt, (d,))] if v.get("attention_bias") is True else []
+        out += [
+            (b + "attention.projection_layer.weight", dt, (d, d)),
+            (b + "attention.projection_layer.bias", dt, (d,)),
+            (b + "mlp.fc1.weight", dt, (mlp, d)),
+            (b + "mlp.fc1.bias", dt, (mlp,)),
+            (b + "mlp.fc2.weight", dt, (d, mlp)),
+            (b + "mlp.fc2.bias", dt, (d,)),
+            (b + "lambda_1", dt, (d,)),
+            (b + "lambda_2", dt, (d,)),
+        ]
+        if v.get("use_qk_norm") is True:
+            out += [(b + "attention.q_norm.weight", dt, (d,)), (b + "attention.k_norm.weight", dt, (d,))]
+        out += [(b + f"{n}.{w}", dt, (d,)) for n in ("layernorm_before", "layernorm_after") for w in norm]
+    ratio = cfg.raw.get("downsample_ratio")
+    shuffled = d * int(1 / ratio) ** 2 if isinstance(ratio, (int, float)) and 0 < ratio <= 1 else 4 * d
+    p = "model.multi_modal_projector."
+    return [
+        *out,
+        (p + "layer_norm.weight", dt, (shuffled,)),
+        (p + "layer_norm.bias", dt, (shuffled,)),
+        (p + "linear_1.weight", dt, (text_hidden, shuffled)),
+        (p + "linear_1.bias", dt, (text_hidden,)),
+        (p + "linear_2.weight", dt, (text_hidden, text_hidden)),
+        (p + "linear_2.bias", dt, (text_hidden,)),
+    ]
+
+
+def _minicpm_v46(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """MiniCPM-V 4.6 / 4.7 / MiniCPM-OCR: a SigLIP tower with a window-attention merger inserted among its
+    blocks (attention, then an MLP over window_kernel_size patches back to the tower's width), then
+    merger_times MLPs over 2x2 merged patches, the last one into the text width."""
+    v = cfg.vision or {}
+    whole = cfg.resolved_vision or cfg.raw.get("vision_config") or {}  # window_kernel_size is a list
+    d, mlp, depth = (
+        v.get("hidden_size") or 768,
+        v.get("intermediate_size") or 3072,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    kh, kw = _side(list(whole.get("window_kernel_size") or [2, 2]), 2)
+    e, w = "model.vision_tower.", "model.vision_tower.vit_merger."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, (((v.get("image_size") or 224) // patch) ** 2, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+        out += [(w + f"self_attn.{proj}.weight", dt, (d, d)), (w + f"self_attn.{proj}.bias", dt, (d,))]
+    window, wide = d * kh * kw, mlp * kh * kw
+    out += [
+        (w + "layer_norm1.weight", dt, (d,)),
+        (w + "layer_norm1.bias", dt, (d,)),
+        (w + "pre_norm.weight", dt, (window,)),
+        (w + "pre_norm.bias", dt, (window,)),
+        (w + "linear_1.weight", dt, (wide, window)),
+        (w + "linear_1.bias", dt, (wide,)),
+        (w + "linear_2.weight", dt, (d, wide)),
+        (w + "linear_2.bias", dt, (d,)),
+    ]
+    times = cfg.raw.get("merger_times")
+    times = times if isinstance(times, int) and 0 < times <= 8 else 1
+    merged = 4 * d  # the downsample MLP merges 2x2 patches whatever merge_kernel_size says
+    for i in range(times):
+        m, last = f"model.merger.mlp.{i}.", text_hidden if i == times - 1 else d
+        out += [
+            (m + "pre_norm.weight", dt, (merged,)),
+            (m + "pre_norm.bias", dt, (merged,)),
+            (m + "linear_1.weight", dt, (merged, merged)),
+            (m + "linear_1.bias", dt, (merged,)),
+            (m + "linear_2.weight", dt, (last, merged)),
+            (m + "linear_2.bias", dt, (last,)),
+        ]
+    return out
+
+
+def _cosmos3_edge(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Cosmos 3 Edge: a SigLIP 2 tower (a linear patch embedding, num_patches positions), then a patch
+    merger: a LayerNorm, an MLP over spatial_merge_size² patches projector_hidden_size wide."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1152,
+        v.get("intermediate_size") or 4304,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    merged = d * (v.get("spatial_merge_size") or 2) ** 2
+    mid = cfg.raw.get("projector_hidden_size") or merged
+    e, p = "model.visual.", "model.projector."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels * patch * patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, (v.get("num_patches") or 256, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+        (p + "norm.weight", dt, (d,)),
+        (p + "norm.bias", dt, (d,)),
+        (p + "linear_fc1.weight", dt, (mid, merged)),
+        (p + "linear_fc1.bias", dt, (mid,)),
+        (p + "linear_fc2.weight", dt, (text_hidden, mid)),
+        (p + "linear_fc2.bias", dt, (text_hidden,)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    return out
+
+
+def _ovis2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Ovis 2: an AIMv2-style tower (RMS norms, SwiGLU MLPs, biases as qkv_bias and mlp_bias say), a head
+    into the visual vocabulary (less its indicator tokens) over hidden_stride² patches with a LayerNorm,
+    and the visual embedding table, vocab_size rows of the outer config's hidden_size."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1024,
+        v.get("intermediate_size") or 2816,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 14, v.get("num_channels") or 3
+    visual_vocab, stride = v.get("vocab_size") or 16384, v.get("hidden_stride") or 1
+    words = visual_vocab - (v.get("num_visual_indicator_tokens") or 0)
+    qkv_bias, mlp_bias = v.get("qkv_bias") is True, v.get("mlp_bias") is True
+    e = "model.vision_tower.transformer."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, (((v.get("image_size") or 224) // patch) ** 2, d)),
+        (e + "embeddings.rms_norm.weight", dt, (d,)),
+        (e + "rms_norm.weight", dt, (d,)),
+        ("model.vision_tower.head_linear.weight", dt, (words, d * stride * stride)),
+        ("model.vision_tower.head_norm.weight", dt, (words,)),
+        ("model.vision_tower.head_norm.bias", dt, (words,)),
+        (
+            "model.visual_embeddings_table.weight",
+            dt,
+            (visual_vocab, cfg.raw.get("hidden_size") or text_hidden),
+        ),
+    ]
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out.append((b + f"attention.{proj}.weight", dt, (d, d)))
+            out += [(b + f"attention.{proj}.bias", dt, (d,))] if qkv_bias else []
+        out += _dense(b + "ffn.", d, mlp, dt, gated=True, bias=mlp_bias)
+        out += [(b + "rms_norm1.weight", dt, (d,)), (b + "rms_norm2.weight", dt, (d,))]
+    return out
+
+
+def _ovis2_5(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Ovis 2.5: a SigLIP tower with a position table over the image's patches; the projector maps
+    spatial_merge_size² patches to the visual vocabulary (less its indicator tokens) with a LayerNorm, and
+    that vocabulary's embeddings into the text width."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1152,
+        v.get("intermediate_size") or 4304,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 16, v.get("num_channels") or 3
+    merged = d * (v.get("spatial_merge_size") or 2) ** 2
+    visual_vocab = v.get("vocab_size") or 65536
+    words = visual_vocab - (v.get("num_visual_indicator_tokens") or 0)
+    e, p = "model.vision_tower.", "model.multi_modal_projector."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, (((v.get("image_size") or 512) // patch) ** 2, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+        (p + "visual_tokenizer.linear.weight", dt, (words, merged)),
+        (p + "visual_tokenizer.norm.weight", dt, (words,)),
+        (p + "visual_tokenizer.norm.bias", dt, (words,)),
+        (p + "visual_embeddings_table.weight", dt, (text_hidden, visual_vocab)),
+    ]
+    for i in range(depth):
+        out += _vit_block(f"{e}layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+    return out
+
+
+def _qformer_part(cfg: ArchConfig, key: str, default: int) -> int:
+    q = cfg.raw.get("qformer_config")
+    value = q.get(key) if isinstance(q, dict) else None
+    return value if type(value) is int and value > 0 else default
+
+
+def _blip2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """BLIP-2 / InstructBLIP (-Video): BLIP's ViT (a class token, a position table, a fused qkv biased as
+    qkv_bias says), then the Q-Former: query tokens, BERT-like layers with cross-attention into the tower
+    every cross_attention_frequency layers and a feed-forward for the queries (and one for text, with text
+    embeddings, where InstructBLIP's or use_qformer_text_input has them), and a projection into the text
+    width. The Q-Former's sizes are qformer_config's, its class's defaults where absent."""
+    v = cfg.vision or {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1408,
+        v.get("intermediate_size") or 6144,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch = v.get("patch_size") or 14
+    e = "vision_model."
+    out: list[Triple] = [
+        (e + "embeddings.class_embedding", dt, (1, 1, d)),
+        (e + "embeddings.patch_embedding.weight", dt, (d, 3, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding", dt, (1, ((v.get("image_size") or 224) // patch) ** 2 + 1, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        out += [(b + "self_attn.qkv.weight", dt, (3 * d, d)), (b + "self_attn.projection.weight", dt, (d, d))]
+        out += [(b + "self_attn.qkv.bias", dt, (3 * d,))] if v.get("qkv_bias", True) is not False else []
+        out += [
+            (b + "self_attn.projection.bias", dt, (d,)),
+            (b + "mlp.fc1.weight", dt, (mlp, d)),
+            (b + "mlp.fc1.bias", dt, (mlp,)),
+            (b + "mlp.fc2.weight", dt, (d, mlp)),
+            (b + "mlp.fc2.bias", dt, (d,)),
+        ]
+        out += [
+            (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
+        ]
+    qh, qmlp = _qformer_part(cfg, "hidden_size", 768), _qformer_part(cfg, "intermediate_size", 3072)
+    encoder = _qformer_part(cfg, "encoder_hidden_size", d)
+    every = _qformer_part(cfg, "cross_attention_frequency", 2)
+    q = cfg.raw.get("qformer_config")
+    instruct = str(cfg.raw.get("model_type")) != "blip-2"
+    text_input = instruct or (isinstance(q, dict) and q.get("use_qformer_text_input") is True)
+    queries = cfg.raw.get("num_query_tokens")
+    out += [
+        ("query_tokens", dt, (1, queries if type(queries) is int and queries > 0 else 32, qh)),
+        ("language_projection.weight", dt, (text_hidden, qh)),
+        ("language_projection.bias", dt, (text_hidden,)),
+    ]
+    out += [(f"qformer.layernorm.{w}", dt, (qh,)) for w in ("weight", "bias")] if not instruct else []
+    if text_input and instruct:  # InstructBLIP's Q-Former embeds the instruction's tokens
+        out += [
+            ("qformer.embeddings.word_embeddings.weight", dt, (_qformer_part(cfg, "vocab_size", 30522), qh)),
+            (
+                "qformer.embeddings.position_embeddings.weight",
+                dt,
+                (_qformer_part(cfg, "max_position_embeddings", 512), qh),
+            ),
+            ("qformer.embeddings.layernorm.weight", dt, (qh,)),
+            ("qformer.embeddings.layernorm.bias", dt, (qh,)),
+        ]
+    for i in range(_qformer_part(cfg, "num_hidden_layers", 12)):
+        b = f"qformer.encoder.layer.{i}."
+        parts = [("attention.", qh)] + ([("crossattention.", encoder)] if i % every == 0 else [])
+        for part, width in parts:
+            for proj, cols in (("query", qh), ("key", width), ("value", width)):
+                out += [
+                    (b + f"{part}attention.{proj}.weight", dt, (qh, cols)),
+                    (b + f"{part}attention.{proj}.bias", dt, (qh,)),
+                ]
+            out += [
+                (b + f"{part}output.dense.weight", dt, (qh, qh)),
+                (b + f"{part}output.dense.bias", dt, (qh,)),
+            ]
+            out += [(b + f"{part}output.LayerNorm.{w}", dt, (qh,)) for w in ("weight", "bias")]
+        for suffix in ("_query", "") if text_input else ("_query",):
+            out += [
+                (b + f"intermediate{suffix}.dense.weight", dt, (qmlp, qh)),
+                (b + f"intermediate{suffix}.dense.bias", dt, (qmlp,)),
+                (b + f"output{suffix}.dense.weight", dt, (qh, qmlp)),
+                (b + f"output{suffix}.dense.bias", dt, (qh,)),
+                (b + f"output{suffix}.LayerNorm.weight", dt, (qh,)),
+                (b + f"output{suffix}.LayerNorm.bias", dt, (qh,)),
+            ]
+    return out
+
+
+def _molmo2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Molmo2: a SigLIP-like ViT (a linear patch embedding, num_position_embeddings positions, grouped
+    heads of head_dim, no final norm); the adapter pools the tapped layers (vision_feature_layer, concatenated)
+    with one attention and maps them with a SwiGLU MLP into text_hidden_size."""
+    v = cfg.vision or {}
+    a = cfg.raw.get("adapter_config")
+    a = a if isinstance(a, dict) else {}
+    d, mlp, depth = (
+        v.get("hidden_size") or 1152,
+        v.get("intermediate_size") or 4304,
+        v.get("num_hidden_layers") or 0,
+    )
+    patch, channels = v.get("patch_size") or 14, v.get("num_channels") or 3
+    out: list[Triple] = []
+
+    def attention(b: str, width: int, c: dict, out_width: int) -> list[Triple]:
+        heads, hd = c.get("num_attention_heads") or 16, c.get("head_dim") or 72
+        kv = c.get("num_key_value_heads") or heads
+        shapes = (("q_proj", heads * hd, width), ("k_proj", kv * hd, width), ("v_proj", kv * hd, width))
+        rows: list[Triple] = [
+            (b + f"{p}.weight", dt, (r, cols)) for p, r, cols in (*shapes, ("o_proj", out_width, heads * hd))
+        ]
+        if c.get("attention_bias", True) is not False:
+            rows += [(b + f"{p}.bias", dt, (r,)) for p, r, _ in (*shapes, ("o_proj", out_width, 0))]
+        return rows
+
+    e = "model.vision_tower."
+    out += [
+        (e + "positional_embedding", dt, (v.get("num_position_embeddings") or 729, d)),
+        (e + "patch_embedding.weight", dt, (d, channels * patch * patch)),
+        (e + "patch_embedding.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += attention(b + "self_attn.", d, v, d)
+        out += [
+            (b + "mlp.fc1.weight", dt, (mlp, d)),
+            (b + "mlp.fc1.bias", dt, (mlp,)),
+            (b + "mlp.fc2.weight", dt, (d, mlp)),
+            (b + "mlp.fc2.bias", dt, (d,)),
+        ]
+        out += [
+            (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
+        ]
+    taps = a.get("vision_feature_layer")
+    ad = a.get("hidden_size") or d
+    tapped = d * (len(taps) if isinstance(taps, list) and taps else 2)
+    p = "model.multi_modal_projector."
+    out += attention(p + "image_pooling_2d.", tapped, a, ad)
+    inner, th = a.get("intermediate_size") or 18944, a.get("text_hidden_size") or text_hidden
+    for name in ("gate_proj", "up_proj"):
+        out.append((p + f"image_projector.{name}.weight", dt, (inner, ad)))
+        out += [(p + f"image_projector.{name}.bias", dt, (inner,))] if a.get("mlp_bias") is True else []
+    out.append(
+        (p + "image_projector.down_proj.weight", dt, (th, inner))
+    )  # never biased, into text_hidden_size
+    return out
+
+
+_OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
+    "fuyu": _fuyu,
+    "hunyuan_vl": _hunyuan_vl,
+    "hy_v4_vl": _hy_v4_vl,
+    "step3p7": _step3p7,
+    "exaone4_5": _exaone4_5,
+    "video_llama_3": _video_llama_3,
+    "qianfan_ocr": _qianfan_ocr,
+    "minicpmv4_6": _minicpm_v46,
+    "minicpmv4_7": _minicpm_v46,
+    "minicpm_ocr": _minicpm_v46,
+    "cosmos3_edge": _cosmos3_edge,
+    "ovis2": _ovis2,
+    "ovis2_5": _ovis2_5,
+    "molmo2": _molmo2,
+    "blip-2": _blip2,
+    "instructblip": _blip2,
+    "instructblipvideo": _blip2,
+    "ernie4_5_vl_moe": _ernie4_5_vl,
+    "minimax_m3_vl": _minimax_m3_vl,
+}
+
+
+# further sub-configs an own tower models (not "a further model that is not counted")
+OWN_PARTS: dict[str, frozenset[str]] = {
+    "blip-2": frozenset({"qformer_config"}),
+    "instructblip": frozenset({"qformer_config"}),
+    "instructblipvideo": frozenset({"qformer_config"}),
+    "deepseek_vl_hybrid": frozenset({"high_res_vision_config"}),
+    "molmo2": frozenset({"adapter_config"}),
+}

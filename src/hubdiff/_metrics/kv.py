@@ -114,6 +114,7 @@ def kv_report(
 ) -> KVReport:
     # imported when figures are computed, not when cached ones are read
     from .estimate import facts, layer_heads
+    from .estimate_facts import mla_rope_dim
 
     if profile not in PROFILES:
         raise ValueError(f"unknown KV profile {profile!r} (known: {', '.join(PROFILES)})")
@@ -138,7 +139,10 @@ def kv_report(
     rope = cfg.number("qk_rope_head_dim", default=0) or 0
     mla_layers = by_kind.get("mla", []) + by_kind.get("dsa", [])
     per: float
-    if mla_layers:
+    by_rope: dict[int, int] = {}  # NoPE layers of Mistral Large 4 cache no rope slice
+    for layer in mla_layers:
+        by_rope[mla_rope_dim(cfg, layer)] = by_rope.get(mla_rope_dim(cfg, layer), 0) + 1
+    for rope, count in sorted(by_rope.items(), reverse=True):
         if profile == "vllm" and dtype in ("fp8", "f8") and by_kind.get("dsa"):  # fp8_ds_mla
             per = kv_lora + (kv_lora // 128) * 4 + rope * 2
             formula = f"{kv_lora} fp8 + {kv_lora // 128} × 4 scale + {rope} × 2 rope"
@@ -146,7 +150,7 @@ def kv_report(
             per = (kv_lora + rope) * b
             formula = f"({kv_lora} + {rope}) × {b:g}"
         sublayers = facts(cfg)[0].sublayers  # LongCat-Flash: two attention sublayers a layer, a latent each
-        groups.append(KVGroup("mla_latent", len(mla_layers) * sublayers, per, formula))
+        groups.append(KVGroup("mla_latent", count * sublayers, per, formula))
     own_indexer = [x for x in by_kind.get("dsa", []) if x.indexer == "own"]
     if own_indexer:
         head = cfg.number("index_head_dim", default=0) or 0

@@ -354,6 +354,7 @@ class Cache:
 def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
     """Every main layer's caches on one rank, theoretical (the KV dtype's bytes) and as vLLM stores them."""
     from .estimate import facts, mamba_shape
+    from .estimate_facts import mla_rope_dim
 
     cfg, tp = metrics.cfg, options.tp
     sublayers = facts(cfg)[0].sublayers  # LongCat-Flash: two attention sublayers a layer, a latent each
@@ -370,9 +371,10 @@ def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
     for layer in _main_layers(metrics):
         kind = layer.attention
         if kind in ("mla", "dsa"):
-            latent = kv_lora + rope
+            kept = mla_rope_dim(cfg, layer) if rope else 0  # a NoPE layer's latent has no rope slice
+            latent = kv_lora + kept
             engine = 656 if kind == "dsa" and fp8 else int(latent * (1 if fp8 else b))
-            formula = f"({kv_lora} + {rope}) × {b:g}"
+            formula = f"({kv_lora} + {kept}) × {b:g}"
             out += [
                 Cache(layer.index, "mla", int(latent * b), engine, formula, "mla_latent", kv_heads=1)
             ] * sublayers

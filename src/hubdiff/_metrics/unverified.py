@@ -26,6 +26,7 @@ from .config import (
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
 from .estimate_audio import audio_modelled
 from .estimate_towers import counted_parts, tower_doubts
+from .estimate_vision import OWN_PARTS
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
 from .proven import PROVEN_TYPES, SWEPT_TRANSFORMERS, SWEPT_TYPES
 
@@ -271,6 +272,11 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
     if cfg.via_transformers:  # the class has written these into the layer_types read
         understood |= _RESOLVED_INTO_LAYER_TYPES
+    if arch.idle_unless_layer and arch.idle_unless_layer[0] not in types:  # no layer has the feature
+        understood |= set(arch.idle_unless_layer[1])
+    for width_key in (arch.dense_width_key, arch.swa_heads_key):  # read by every layer of its kind, of
+        if width_key:  # which this config may have none
+            understood.add(width_key)
     parts = [raw.get(k) for k in BLOCK_PARTS]
     flat = dict(raw)
     for part in parts:
@@ -299,6 +305,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     counted = counted_parts(cfg)  # a resampler counted with its vision tower (Idefics2's perceiver)
     if audio_modelled(cfg):  # an audio tower counted with its projector (estimate_audio)
         counted |= {"audio_config"}
+    counted |= OWN_PARTS.get(str(cfg.raw.get("model_type")), frozenset())  # counted with the tower
     for key, value in cfg.raw.items():  # an audio tower, a talker, a second model: not counted
         if key not in _MODELLED_PARTS | counted and isinstance(value, dict) and _MODEL_KEYS & set(value):
             reasons.append(f"{key}: a further model (audio tower, talker, ...) that is not counted")
