@@ -116,6 +116,7 @@ _ATTN = {
     "temporal_block",
     "cross_attn",
     "conv",  # LFM2's short-convolution block, in place of attention
+    "multi_head_attention",  # CTRL's
 }
 _LINEAR_NAMES = {
     "A_log",
@@ -223,6 +224,8 @@ def classify(
     if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):
         return "mtp", layer
     if segset & _EMBED and not segset & _ATTN:
+        return "embeddings", layer
+    if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
         return "embeddings", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
         len(segments) == 2 and segments[0] in ("head", "output_projection")  # BioGPT's head

@@ -424,6 +424,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # AFMoE: per-head q/k norms, a sigmoid gate_proj on the attention output, four norms a layer, an
     # expert_bias beside each router (modeling_afmoe.py)
     "afmoe": ArchitectureFacts(qk_norm="head", attention_gate_proj=True, norms_per_layer=4, router_bias=True),
+    # CTRL: biased Wq / Wk / Wv / dense, a plain ReLU MLP dff wide, biased LayerNorms, a head always biased
+    # (tied to the embedding or not); its sinusoidal positions are a buffer saved nowhere
+    "ctrl": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, head_bias=ALWAYS),
 }
 
 

@@ -67,7 +67,7 @@ def dense_intermediate(cfg: ArchConfig) -> int:
     h = cfg.hidden_size or 0
     if cfg.num_experts and cfg.number("intermediate_size_mlp"):
         return cfg.number("intermediate_size_mlp") or 0
-    return cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", default=4 * h) or 0
+    return cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", "dff", default=4 * h) or 0
 
 
 def _mlp(
