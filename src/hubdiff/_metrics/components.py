@@ -146,6 +146,9 @@ _LINEAR_NAMES = {
     "key_decay",
     "diagonal_decay",
 }
+# the names that show a recurrent mixer on their own: Doge's attention has a dt_proj too (its dynamic
+# mask), and a Mamba mixer is told by its A_log, conv1d and in_proj beside its dt_proj
+_LINEAR_WITNESSES = _LINEAR_NAMES - {"dt_proj"}
 _MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block", "mlps"}  # mlps: LongCat's
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
@@ -280,6 +283,8 @@ def classify(
         s.endswith("residual_scale") or s.startswith("input_hidden_states_") for s in segments[-2:]
     ):
         return "norms", layer  # ZAYA's residual scaling: a learned per-channel affine, as a norm's
+    if len(shape) == 1 and segments[-1] in ("input_residual", "post_attention_residual"):
+        return "norms", layer  # Doge's residual weights: a learned per-channel scale, as a norm's
     if len(segments) >= 3 and segments[-3].endswith("layernorm") and segments[-2] in ("W_down", "W_up"):
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:
@@ -353,7 +358,7 @@ class _Tally:
             features["mla"].add(layer)
             if shape:
                 report.kv_a_rows.add(shape[0])
-        if "linear_attn" in segset or (segset & _ATTN and segset & _LINEAR_NAMES):
+        if "linear_attn" in segset or (segset & _ATTN and segset & _LINEAR_WITNESSES):
             features["linear_attention"].add(layer)
         if "experts" in segset or component == "routed_experts":
             features["experts"].add(layer)

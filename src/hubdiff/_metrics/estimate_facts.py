@@ -156,6 +156,13 @@ class ArchitectureFacts:
     # ZAYA: a learned scale and bias on the hidden states and on the residual after attention and after
     # the MLP, and on the input
     residual_scaling: bool = False
+    # Doge: a dynamic mask over each KV head's keys (A, and dt_proj from the values, biased with the
+    # attention), and a learned per-channel residual weight after attention and after the MLP
+    dynamic_mask_attention: bool = False
+    residual_weights: bool = False
+    # (key, value) whose other values build a layout the class has but hubdiff does not write out (Doge's
+    # is_moe: a CDMoE of a shared MLP and single-vector expert embeddings), so hubdiff cannot vouch for it
+    models_only: tuple[tuple[str, object], ...] = ()
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -424,6 +431,13 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # AFMoE: per-head q/k norms, a sigmoid gate_proj on the attention output, four norms a layer, an
     # expert_bias beside each router (modeling_afmoe.py)
     "afmoe": ArchitectureFacts(qk_norm="head", attention_gate_proj=True, norms_per_layer=4, router_bias=True),
+    "doge": ArchitectureFacts(
+        qk_norm="head",
+        dynamic_mask_attention=True,
+        residual_weights=True,
+        unused_keys=("keep_window_size",),  # the dynamic mask's top-k span: it sizes nothing
+        models_only=(("is_moe", False),),
+    ),
     # CTRL: biased Wq / Wk / Wv / dense, a plain ReLU MLP dff wide, biased LayerNorms, a head always biased
     # (tied to the embedding or not); its sinusoidal positions are a buffer saved nowhere
     "ctrl": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, head_bias=ALWAYS),

@@ -131,6 +131,10 @@ def _attention(
         out.append((a + "gate_proj.weight", dt, (heads * hd, h)))
     if arch.diff_lambdas:
         out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
+    if arch.dynamic_mask_attention:  # Doge (modeling_doge.py: DogeAttention)
+        out += [(a + "A", dt, (kv,)), (a + "dt_proj.weight", dt, (kv, kv * vd))]
+        if arch.qkv_bias.on(cfg):
+            out.append((a + "dt_proj.bias", dt, (kv,)))
     norm = _qk_norm(cfg, arch)
     parts = ("weight", "bias") if arch.norm_bias and arch.qk_norm_bias else ("weight",)
     if norm == "head":

@@ -324,7 +324,8 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and len(pattern) >= n:
         return [{"E": "moe", "-": "dense"}.get(c, "none") for c in pattern[:n]]
-    if not cfg.num_experts or cfg.get("enable_moe_block") is False:  # Gemma 4: experts switched off
+    # Gemma 4's enable_moe_block, Doge's is_moe: experts switched off (num_experts kept as their default)
+    if not cfg.num_experts or cfg.get("enable_moe_block") is False or cfg.get("is_moe") is False:
         # a pure state-space model (no attention heads at all) has no MLP beside its mixers
         return ["none" if k == "mamba" and not cfg.num_heads else "dense" for k in kinds]
     freq = cfg.int_list("moe_layer_freq")  # a per-layer list (MiMo-V2): 1 an MoE layer

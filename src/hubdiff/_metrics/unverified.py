@@ -267,6 +267,10 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         value = cfg.get(key)
         if value is not None and value != built:
             reasons.append(f"{key} {value!r}: a layout transformers' {cfg.model_type} class does not build")
+    for key, modelled in arch.models_only:
+        value = cfg.get(key)
+        if value is not None and value != modelled:
+            reasons.append(f"{key} {value!r}: a layout of {cfg.model_type} hubdiff does not write out")
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
     if cfg.via_transformers:  # the class has written these into the layer_types read
         understood |= _RESOLVED_INTO_LAYER_TYPES
