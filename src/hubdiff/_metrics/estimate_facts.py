@@ -431,6 +431,23 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # AFMoE: per-head q/k norms, a sigmoid gate_proj on the attention output, four norms a layer, an
     # expert_bias beside each router (modeling_afmoe.py)
     "afmoe": ArchitectureFacts(qk_norm="head", attention_gate_proj=True, norms_per_layer=4, router_bias=True),
+    # Kolibri 1.1: Kolibri 1's layer; its indexer has no weights (index_* size nothing), and a layer whose
+    # kv_source_layers entry names another layer reads that layer's keys and values (no k/v of its own)
+    "kolibri1_1": ArchitectureFacts(
+        qk_norm="head",
+        norms_per_layer=4,
+        router_bias=True,
+        shared_expert_gate=False,
+        unused_keys=(
+            "index_layers",
+            "index_topk",
+            "index_pool_size",
+            "index_compression",
+            "index_num_heads",
+            "index_num_local_tokens",
+            "index_num_sink_tokens",
+        ),
+    ),
     "doge": ArchitectureFacts(
         qk_norm="head",
         dynamic_mask_attention=True,

@@ -152,6 +152,8 @@ def _attention(
         or (layer.attention != "swa" and cfg.get("add_full_attention_sink_bias") is True)
     ):
         out.append((a + "sinks", dt, (heads,)))
+    if layer.kv_shared and not arch.fused_qkv:  # it reads another layer's keys and values (Kolibri 1.1)
+        out = [t for t in out if not t[0].startswith((a + "k_proj.", a + "v_proj.", a + "k_norm."))]
     if layer.parallel_ssm:
         out += _mamba(cfg, p + "mamba.", h, dt)
     return out

@@ -401,6 +401,16 @@ def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
     shared = cfg.number("num_kv_shared_layers", default=0) or 0
     if 0 < shared <= n:  # the last layers reuse the keys and values of an earlier layer of their type
         layers = [dataclasses.replace(x, kv_shared=x.index >= n - shared) for x in layers]
+    # Kolibri 1.1: the layer whose keys and values each layer reads (Mistral Large 4's MLA layers read
+    # another's latent, which is not modelled: unverified.py keeps a mark for those)
+    sources = cfg.int_list("kv_source_layers")
+    if sources is not None and len(sources) >= n:
+        layers = [
+            dataclasses.replace(x, kv_shared=True)
+            if sources[x.index] != x.index and x.attention in ("mha", "gqa", "mqa", "swa")
+            else x
+            for x in layers
+        ]
     full = full_kind(cfg)
     mtp_mlp = "moe" if cfg.num_experts else "dense"
     for j in range(cfg.mtp_layers):
