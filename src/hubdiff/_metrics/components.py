@@ -103,6 +103,8 @@ _EMBED = {
     "project_out",
     "embed_tokens_per_layer",  # Gemma 3n / 4: per-layer input embeddings, and their input from the hidden state
     "per_layer_model_projection",
+    "input_embedding",  # CPM-Ant's tokens and prompt tokens, and its segments
+    "segment_embedding",
 }
 _HEAD = {"lm_head", "embed_out", "output"}
 _ATTN = {
@@ -117,6 +119,7 @@ _ATTN = {
     "cross_attn",
     "conv",  # LFM2's short-convolution block, in place of attention
     "multi_head_attention",  # CTRL's
+    "position_bias",  # CPM-Ant's relative position bias, one table per head shared by every layer
 }
 _LINEAR_NAMES = {
     "A_log",

@@ -67,6 +67,19 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
     if arch.residual_scaling:  # ZAYA: a scale and a bias on the embedded input
         out += [(f"model.input_hidden_states_{n}", dt, (h,)) for n in ("scale", "bias")]
+    if arch.cpm_embeddings:
+        prompts = (cfg.number("prompt_types", default=0) or 0) * (cfg.number("prompt_length", default=0) or 0)
+        segments = cfg.number("segment_types", default=0) or 0
+        buckets = cfg.number("position_bias_num_buckets", default=0) or 0
+        out[0] = ("model.embed_tokens.weight", dt, (vocab + prompts, width))
+        out += [
+            ("model.segment_embedding.weight", dt, (segments, h)),
+            (
+                "model.position_bias.relative_attention_bias",
+                dt,
+                (segments * segments + buckets, cfg.num_heads or 0),
+            ),
+        ]
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if not cfg.tied_embeddings or arch.never_tied:

@@ -163,6 +163,9 @@ class ArchitectureFacts:
     # (key, value) whose other values build a layout the class has but hubdiff does not write out (Doge's
     # is_moe: a CDMoE of a shared MLP and single-vector expert embeddings), so hubdiff cannot vouch for it
     models_only: tuple[tuple[str, object], ...] = ()
+    # CPM-Ant: prompt_types x prompt_length prompt-token rows after the vocabulary, a segment embedding and
+    # one relative position bias table (segment pairs and distance buckets, per head) for every layer
+    cpm_embeddings: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -447,6 +450,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
             "index_num_local_tokens",
             "index_num_sink_tokens",
         ),
+    ),
+    "cpmant": ArchitectureFacts(
+        cpm_embeddings=True, never_tied=True, unused_keys=("position_bias_max_distance",)
     ),
     "doge": ArchitectureFacts(
         qk_norm="head",

@@ -12,9 +12,9 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     """
     afmoe apertus apertus1p5_text arcee aria aria_text axk1 axk2 aya_vision bailing_hybrid bamba
     beam biogpt bitnet bloom codegen cohere cohere2 cohere2_moe cohere2_vision cohere_compass
-    cohere_compass_text ctrl cwm dbrx deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v4 diffllama
-    doge dots1 ernie4_5 ernie4_5_moe exaone exaone4 exaone_moe falcon falcon_h1 falcon_mamba
-    flex_olmo flint gemma gemma2 gemma3 gemma3_text gemma4 gemma4_text gemma4_unified
+    cohere_compass_text cpmant ctrl cwm dbrx deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v4
+    diffllama doge dots1 ernie4_5 ernie4_5_moe exaone exaone4 exaone_moe falcon falcon_h1
+    falcon_mamba flex_olmo flint gemma gemma2 gemma3 gemma3_text gemma4 gemma4_text gemma4_unified
     gemma4_unified_text glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm_moe_dsa glm_ocr
     glmga got_ocr2 gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox gpt_neox_japanese gpt_oss gptj granite
     granite_docling granite_swa granitemoe granitemoe_swa granitemoehybrid granitemoeshared helium
