@@ -1211,7 +1211,13 @@ def _rope_per_layer_type(cfg_obj: Any) -> dict[str, Any]:
     keeps no tensor a checkpoint stores (its inv_freq is not persistent), so this sizes nothing."""
     rope, types = getattr(cfg_obj, "rope_parameters", None), getattr(cfg_obj, "layer_types", None)
     if not (isinstance(rope, dict) and not rope and isinstance(types, list) and types):
-        return {}
+        out: dict[str, Any] = {}
+        for key in getattr(cfg_obj, "sub_configs", None) or {}:  # Cohere Compass's own text_config
+            sub = getattr(cfg_obj, key, None)
+            filled = _rope_per_layer_type(sub) if sub is not None and hasattr(sub, "to_diff_dict") else {}
+            if filled:
+                out[key] = {**sub.to_diff_dict(), **filled}
+        return out
     theta = getattr(cfg_obj, "default_theta", 10000.0)
     return {"rope_parameters": {t: {"rope_type": "default", "rope_theta": theta} for t in sorted(set(types))}}
 

@@ -125,6 +125,8 @@ _EMBED = {
     "project_out",
     "embed_tokens_per_layer",  # Gemma 3n / 4: per-layer input embeddings, and their input from the hidden state
     "per_layer_model_projection",
+    "input_embedding",  # CPM-Ant's tokens and prompt tokens, and its segments
+    "segment_embedding",
 }
 _HEAD = {"lm_head", "embed_out", "output"}
 _ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}
@@ -139,6 +141,8 @@ _ATTN = {
     "temporal_block",
     "cross_attn",
     "conv",  # LFM2's short-convolution block, in place of attention
+    "multi_head_attention",  # CTRL's
+    "position_bias",  # CPM-Ant's relative position bias, one table per head shared by every layer
 }
 _LINEAR_NAMES = {
     "A_log",
@@ -168,6 +172,9 @@ _LINEAR_NAMES = {
     "key_decay",
     "diagonal_decay",
 }
+# the names that show a recurrent mixer on their own: Doge's attention has a dt_proj too (its dynamic
+# mask), and a Mamba mixer is told by its A_log, conv1d and in_proj beside its dt_proj
+_LINEAR_WITNESSES = _LINEAR_NAMES - {"dt_proj"}
 _MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block", "mlps"}  # mlps: LongCat's
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
@@ -249,6 +256,8 @@ def classify(
         return "mtp", layer
     if segset & _EMBED and not segset & _ATTN:
         return "embeddings", layer
+    if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
+        return "embeddings", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
         len(segments) == 2 and segments[0] in ("head", "output_projection")  # BioGPT's head
     ):
@@ -311,6 +320,8 @@ def classify(
         s.endswith("residual_scale") or s.startswith("input_hidden_states_") for s in segments[-2:]
     ):
         return "norms", layer  # ZAYA's residual scaling: a learned per-channel affine, as a norm's
+    if len(shape) == 1 and segments[-1] in ("input_residual", "post_attention_residual"):
+        return "norms", layer  # Doge's residual weights: a learned per-channel scale, as a norm's
     if len(segments) >= 3 and segments[-3].endswith("layernorm") and segments[-2] in ("W_down", "W_up"):
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:
@@ -388,7 +399,7 @@ class _Tally:
             features["mla"].add(layer)
             if shape:
                 report.kv_a_rows.add(shape[0])
-        if "linear_attn" in segset or (segset & _ATTN and segset & _LINEAR_NAMES):
+        if "linear_attn" in segset or (segset & _ATTN and segset & _LINEAR_WITNESSES):
             features["linear_attention"].add(layer)
         if "experts" in segset or component == "routed_experts":
             features["experts"].add(layer)

@@ -73,6 +73,19 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out.append(
             ("model.rotary_emb.alpha", "F32", ((cfg.number("qk_rope_head_dim", default=0) or 0) // 2,))
         )
+    if arch.cpm_embeddings:
+        prompts = (cfg.number("prompt_types", default=0) or 0) * (cfg.number("prompt_length", default=0) or 0)
+        segments = cfg.number("segment_types", default=0) or 0
+        buckets = cfg.number("position_bias_num_buckets", default=0) or 0
+        out[0] = ("model.embed_tokens.weight", dt, (vocab + prompts, width))
+        out += [
+            ("model.segment_embedding.weight", dt, (segments, h)),
+            (
+                "model.position_bias.relative_attention_bias",
+                dt,
+                (segments * segments + buckets, cfg.num_heads or 0),
+            ),
+        ]
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
@@ -122,6 +135,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                     (p + where + n, dt, (h,))
                     for n in ("hidden_states_scale", "hidden_states_bias", "residual_scale", "residual_bias")
                 ]
+        if arch.residual_weights:  # Doge's, after attention and after the MLP
+            out += [(p + n, dt, (h,)) for n in ("input_residual", "post_attention_residual")]
         if layer.mtp:
             out += [
                 (p + "enorm.weight", dt, (h,)),

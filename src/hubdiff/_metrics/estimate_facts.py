@@ -175,6 +175,16 @@ class ArchitectureFacts:
     qk_norm_by_type: bool = False  # q/k norms always, per head for qk_norm_type "qwen3", else full width
     outer_head: bool = False  # the head is the outer config's vocab_size x hidden_size (Ovis 2's class)
     gating_default: bool | str | None = None  # head_gate's gating where the config names none (Step 3.7)
+    # Doge: a dynamic mask over each KV head's keys (A, and dt_proj from the values, biased with the
+    # attention), and a learned per-channel residual weight after attention and after the MLP
+    dynamic_mask_attention: bool = False
+    residual_weights: bool = False
+    # (key, value) whose other values build a layout the class has but hubdiff does not write out (Doge's
+    # is_moe: a CDMoE of a shared MLP and single-vector expert embeddings), so hubdiff cannot vouch for it
+    models_only: tuple[tuple[str, object], ...] = ()
+    # CPM-Ant: prompt_types x prompt_length prompt-token rows after the vocabulary, a segment embedding and
+    # one relative position bias table (segment pairs and distance buckets, per head) for every layer
+    cpm_embeddings: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -510,6 +520,36 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
             ),
         ),
     ),
+    # Kolibri 1.1: Kolibri 1's layer; its indexer has no weights (index_* size nothing), and a layer whose
+    # kv_source_layers entry names another layer reads that layer's keys and values (no k/v of its own)
+    "kolibri1_1": ArchitectureFacts(
+        qk_norm="head",
+        norms_per_layer=4,
+        router_bias=True,
+        shared_expert_gate=False,
+        unused_keys=(
+            "index_layers",
+            "index_topk",
+            "index_pool_size",
+            "index_compression",
+            "index_num_heads",
+            "index_num_local_tokens",
+            "index_num_sink_tokens",
+        ),
+    ),
+    "cpmant": ArchitectureFacts(
+        cpm_embeddings=True, never_tied=True, unused_keys=("position_bias_max_distance",)
+    ),
+    "doge": ArchitectureFacts(
+        qk_norm="head",
+        dynamic_mask_attention=True,
+        residual_weights=True,
+        unused_keys=("keep_window_size",),  # the dynamic mask's top-k span: it sizes nothing
+        models_only=(("is_moe", False),),
+    ),
+    # CTRL: biased Wq / Wk / Wv / dense, a plain ReLU MLP dff wide, biased LayerNorms, a head always biased
+    # (tied to the embedding or not); its sinusoidal positions are a buffer saved nowhere
+    "ctrl": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, head_bias=ALWAYS),
 }
 
 

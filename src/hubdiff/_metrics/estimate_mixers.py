@@ -140,6 +140,10 @@ def _attention(
         out.append((a + "gate_proj.weight", dt, (heads * hd, h)))
     if arch.diff_lambdas:
         out += [(a + f"lambda_{n}", dt, (hd,)) for n in ("q1", "k1", "q2", "k2")]
+    if arch.dynamic_mask_attention:  # Doge (modeling_doge.py: DogeAttention)
+        out += [(a + "A", dt, (kv,)), (a + "dt_proj.weight", dt, (kv, kv * vd))]
+        if arch.qkv_bias.on(cfg):
+            out.append((a + "dt_proj.bias", dt, (kv,)))
     norm = _qk_norm(cfg, arch)
     parts = ("weight", "bias") if arch.norm_bias and arch.qk_norm_bias else ("weight",)
     if norm == "head":
@@ -157,6 +161,8 @@ def _attention(
         or (layer.attention != "swa" and cfg.get("add_full_attention_sink_bias") is True)
     ):
         out.append((a + "sinks", dt, (heads,)))
+    if layer.kv_shared and not arch.fused_qkv:  # it reads another layer's keys and values (Kolibri 1.1)
+        out = [t for t in out if not t[0].startswith((a + "k_proj.", a + "v_proj.", a + "k_norm."))]
     if layer.parallel_ssm:
         out += _mamba(cfg, p + "mamba.", h, dt)
     return out

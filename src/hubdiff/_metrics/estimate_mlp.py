@@ -70,7 +70,14 @@ def dense_intermediate(cfg: ArchConfig) -> int:
         return cfg.number(key) or 0
     if cfg.num_experts and cfg.number("intermediate_size_mlp"):
         return cfg.number("intermediate_size_mlp") or 0
-    return cfg.number("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", default=4 * h) or 0
+    if cfg.num_experts and cfg.number("mlp_only_intermediate_size"):  # Kolibri 1.1's mlp_only_layers
+        return cfg.number("mlp_only_intermediate_size") or 0
+    return (
+        cfg.number(
+            "intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", "dff", "dim_ff", default=4 * h
+        )
+        or 0
+    )
 
 
 def _mlp(

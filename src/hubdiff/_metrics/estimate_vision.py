@@ -108,7 +108,8 @@ def vision_kind(cfg: ArchConfig) -> str | None:
     if family.startswith("glm4v") and isinstance(v.get("out_hidden_size"), int):
         return "glm4v"
     if (
-        family.startswith("qwen")
+        # Cohere Compass's tower is Qwen3-VL's (blocks, learned positions, merger and deepstack mergers)
+        (family.startswith("qwen") or family == "cohere_compass_vision")
         and isinstance(v.get("depth"), int)
         and isinstance(v.get("hidden_size"), int)
     ):

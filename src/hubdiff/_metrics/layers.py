@@ -324,7 +324,8 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and len(pattern) >= n:
         return [{"E": "moe", "-": "dense"}.get(c, "none") for c in pattern[:n]]
-    if not cfg.num_experts or cfg.get("enable_moe_block") is False:  # Gemma 4: experts switched off
+    # Gemma 4's enable_moe_block, Doge's is_moe: experts switched off (num_experts kept as their default)
+    if not cfg.num_experts or cfg.get("enable_moe_block") is False or cfg.get("is_moe") is False:
         # a pure state-space model (no attention heads at all) has no MLP beside its mixers
         return ["none" if k == "mamba" and not cfg.num_heads else "dense" for k in kinds]
     freq = cfg.int_list("moe_layer_freq")  # a per-layer list (MiMo-V2): 1 an MoE layer
@@ -400,6 +401,16 @@ def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
     shared = cfg.number("num_kv_shared_layers", default=0) or 0
     if 0 < shared <= n:  # the last layers reuse the keys and values of an earlier layer of their type
         layers = [dataclasses.replace(x, kv_shared=x.index >= n - shared) for x in layers]
+    # Kolibri 1.1: the layer whose keys and values each layer reads (Mistral Large 4's MLA layers read
+    # another's latent, which is not modelled: unverified.py keeps a mark for those)
+    sources = cfg.int_list("kv_source_layers")
+    if sources is not None and len(sources) >= n:
+        layers = [
+            dataclasses.replace(x, kv_shared=True)
+            if sources[x.index] != x.index and x.attention in ("mha", "gqa", "mqa", "swa")
+            else x
+            for x in layers
+        ]
     full = full_kind(cfg)
     mtp_mlp = "moe" if cfg.num_experts else "dense"
     for j in range(cfg.mtp_layers):

@@ -269,6 +269,15 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         value = cfg.get(key)
         if value is not None and value != built:
             reasons.append(f"{key} {value!r}: a layout transformers' {cfg.model_type} class does not build")
+    sources = cfg.int_list("kv_source_layers")
+    if sources is not None and any(
+        i < len(sources) and sources[i] != i and not x.kv_shared for i, x in enumerate(layers) if not x.mtp
+    ):
+        reasons.append("kv_source_layers not understood: a layer of this kind reading another's keys")
+    for key, modelled in arch.models_only:
+        value = cfg.get(key)
+        if value is not None and value != modelled:
+            reasons.append(f"{key} {value!r}: a layout of {cfg.model_type} hubdiff does not write out")
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
     if cfg.via_transformers:  # the class has written these into the layer_types read
         understood |= _RESOLVED_INTO_LAYER_TYPES
