@@ -67,6 +67,7 @@ _PROJECTOR = {
     "vision_projection",
     "aligner",
     "mlp_AR",  # PaddleOCR-VL's projector, at the top level
+    "vision_projector",  # Nemotron Omni's checkpoint keeps the norm after its vision tower here
 }
 _SCALE_SUFFIXES = (
     "_scale_inv",

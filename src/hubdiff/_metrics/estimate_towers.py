@@ -421,6 +421,59 @@ def _lfm3_vl(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return out + _linear(p + "linear_2", text_hidden, inner, bias)
 
 
+def _nemotron_h_omni(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Nemotron Omni: a C-RADIO tower (an unbiased linear patch embedder and, when
+    video_temporal_patch_size is set, a second one over stacked frames; a position table for the
+    largest image, max_img_size // patch_size squared; class and register tokens; ViT blocks with
+    layer-scale vectors and q/k/v biased as qkv_bias says; the summary_idxs buffer), a LayerNorm after
+    it when the text model has MTP layers, and a ReLU² projector of pixel-shuffled patches (an RMS norm,
+    two unbiased layers)."""
+    d, depth = v["hidden_size"], v["num_hidden_layers"]
+    heads = _int(v.get("num_attention_heads"), 16) or 1
+    inner = heads * (d // heads)
+    patch, channels = _int(v.get("patch_size"), 16), _int(v.get("num_channels"), 3)
+    ratio = v.get("mlp_ratio", 4.0)
+    mlp = int(d * (ratio if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) else 4.0))
+    qkv_bias = v.get("qkv_bias", True) is not False
+    e = "vision_model.radio_model."
+    g = e + "model.patch_generator."
+    side = _int(v.get("max_img_size"), 2048) // (patch or 1)
+    tokens = _int(v.get("num_cls_tokens"), 3) + _int(v.get("num_registers"), 7)
+    out: list[Triple] = [(g + "pos_embed", DT, (1, side * side, d)), (g + "cls_token.token", DT, (tokens, d))]
+    out += _linear(g + "embedder", d, channels * patch * patch, False)
+    frames = v.get("video_temporal_patch_size")
+    if frames is not None:
+        out += _linear(g + "video_embedder", d, _int(frames, 2) * channels * patch * patch, False)
+    summary = v.get("summary_idxs")
+    out += [(e + "summary_idxs", DT, (len(summary) if isinstance(summary, list) else 2,))]
+    swiglu = v.get("use_swiglu_ffn") is True
+    for i in range(depth):
+        b = f"{e}model.blocks.{i}."
+        out += _norm(b + "norm1", d) + _norm(b + "norm2", d)
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out += _linear(b + "attention." + proj, inner, d, qkv_bias)
+        out += _linear(b + "attn.proj", d, inner)
+        if swiglu:
+            gated = (int(mlp * 2 / 3) + 7) // 8 * 8
+            out += _linear(b + "mlp.gate_proj", gated, d) + _linear(b + "mlp.up_proj", gated, d)
+            out += _linear(b + "mlp.down_proj", d, gated)
+        else:
+            out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+        out += [(b + "layer_scale1.lambda1", DT, (d,)), (b + "layer_scale2.lambda1", DT, (d,))]
+    width = _int(cfg.raw.get("vision_hidden_size"), 1280)
+    if width == 1280:  # the class takes the released configs' older name while the field is its default
+        width = _int(cfg.raw.get("vit_hidden_size"), width)
+    mtp = cfg.raw_text.get("num_nextn_predict_layers")
+    if isinstance(mtp, int) and mtp > 0:
+        out += _norm("vision_projector.vision_final_layernorm", width)
+    down = cfg.raw.get("downsample_ratio", 0.5)
+    scale = int(1 / down) if isinstance(down, (int, float)) and not isinstance(down, bool) and down > 0 else 2
+    shuffled = width * scale**2
+    hidden = _int(cfg.raw.get("projector_hidden_size"), 4096)
+    out += _norm("mlp1.0", shuffled, False) + _linear("mlp1.1", hidden, shuffled, False)
+    return out + _linear("mlp1.3", text_hidden, hidden, False)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -441,6 +494,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "pp_chart2table": ("pp_chart2table_vision", _got_ocr2),
     "llava_onevision1_5": ("llava_onevision1_5_vision", _llava_onevision1_5),
     "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
+    "nemotron_h_omni": ("radio", _nemotron_h_omni),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
@@ -480,7 +534,7 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("hidden_size", "out_hidden_size")
     elif outer == "llava_onevision1_5":
         sizes = ("hidden_size", "intermediate_size")
-    elif outer == "got_ocr2" or outer == "pp_chart2table":
+    elif outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni"):  # RADIO's MLP: mlp_ratio x width
         sizes = ("hidden_size", "num_hidden_layers")
     if not all(isinstance(v.get(k), int) and not isinstance(v.get(k), bool) for k in sizes):
         return None

@@ -23,11 +23,11 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     llama4 llama4_text llava llava_next llava_next_video llava_onevision llava_onevision1_5
     longcat_flash mamba mamba2 mellum mimo_v2_flash minicpm3 minicpm5_moe minimax minimax_m2
     ministral ministral3 mistral mistral3 mistral4 mixtral mllama mpt nanochat nemotron nemotron_h
-    olmo olmo2 olmo3 olmo_hybrid olmoe openai-gpt opt paddleocr_vl paligemma param2moe persimmon phi
-    phi3 phimoe pp_chart2table qwen2 qwen2_5_vl qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe
-    qwen3_5_moe_text qwen3_5_text qwen3_moe qwen3_next qwen3_vl qwen3_vl_moe recurrent_gemma rwkv
-    sarvam_mla sarvam_moe seed_oss shieldgemma2 smollm3 smolvlm solar_open stablelm starcoder2
-    vaultgemma video_llava vipllava xglm youtu zamba zamba2
+    nemotron_h_omni olmo olmo2 olmo3 olmo_hybrid olmoe openai-gpt opt paddleocr_vl paligemma
+    param2moe persimmon phi phi3 phimoe pp_chart2table qwen2 qwen2_5_vl qwen2_moe qwen2_vl qwen3
+    qwen3_5 qwen3_5_moe qwen3_5_moe_text qwen3_5_text qwen3_moe qwen3_next qwen3_vl qwen3_vl_moe
+    recurrent_gemma rwkv sarvam_mla sarvam_moe seed_oss shieldgemma2 smollm3 smolvlm solar_open
+    stablelm starcoder2 vaultgemma video_llava vipllava xglm youtu zamba zamba2
     """.split()  # noqa: SIM905
 )
 SWEPT_TYPES: frozenset[str] = frozenset(
