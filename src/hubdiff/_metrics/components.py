@@ -55,6 +55,7 @@ _VISION = {
     "image_newline",
     "image_tower",  # Video-LLaVA: a CLIP tower for images and one for videos
     "video_tower",
+    "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
 }
 _PROJECTOR = {
     "mm_projector",
@@ -209,6 +210,18 @@ def _is_scale(segments: list[str]) -> bool:
     )
 
 
+_FLAT_VIT_PARTS = frozenset({"attn", "mlp", "norm1", "norm2"})
+
+
+def _is_flat_vit(segments: list[str]) -> bool:
+    """A ViT stored with no prefix of its own beside the text model's flat names (Cosmos3's unified
+    checkpoints: ``patch_embed.*``, ``pos_embed.*``, ``blocks.{i}.attn.qkv``): text checkpoints name
+    their blocks under a model prefix, and RWKV's bare ``blocks.{i}`` hold ``att``, ``ffn``, ``ln1``."""
+    if segments[0] in ("patch_embed", "pos_embed"):
+        return True
+    return segments[0] == "blocks" and len(segments) > 2 and segments[2] in _FLAT_VIT_PARTS
+
+
 def classify(
     name: str, shape: tuple[int, ...], layers: dict[int, LayerInfo], num_layers: int
 ) -> tuple[str, int | None]:
@@ -219,6 +232,8 @@ def classify(
     ):
         return "multimodal_projector", None
     if segset & _VISION or segments[0] in ("vision", "image"):
+        return "vision_tower", None
+    if _is_flat_vit(segments):
         return "vision_tower", None
     layer = _layer_of(name)
     if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):

@@ -424,6 +424,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # AFMoE: per-head q/k norms, a sigmoid gate_proj on the attention output, four norms a layer, an
     # expert_bias beside each router (modeling_afmoe.py)
     "afmoe": ArchitectureFacts(qk_norm="head", attention_gate_proj=True, norms_per_layer=4, router_bias=True),
+    # Muse Glimmer: a gate_proj on the attention output, q/k norms without weights, four centered RMS
+    # norms a layer (modeling_muse_glimmer.py)
+    "muse_glimmer_text": ArchitectureFacts(attention_gate_proj=True, norms_per_layer=4),
 }
 
 
@@ -450,6 +453,7 @@ for _outer, _text in (
     ("glm_ocr", "glm_ocr_text"),
     ("paddleocr_vl", "paddleocr_vl_text"),
     ("glm5_next", "glm5_next_text"),
+    ("muse_glimmer", "muse_glimmer_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

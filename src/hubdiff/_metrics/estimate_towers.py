@@ -474,6 +474,31 @@ def _nemotron_h_omni(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]
     return out + _linear("mlp1.3", text_hidden, hidden, False)
 
 
+def _muse_glimmer(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Muse Glimmer: an unbiased linear embedding of patch_temporal stacked patches, a learned position
+    table pos_emb_height x pos_emb_width, LayerNorms before and after ViT blocks (biased q/k/v/proj and
+    fc1/fc2; windowed and full layers hold the same tensors), then an unbiased two-layer adapter from
+    out_hidden_size and a projection into the text width."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    patch, frames = _int(v.get("patch_size"), 14), _int(v.get("patch_temporal"), 2)
+    positions = _int(v.get("pos_emb_height"), 32) * _int(v.get("pos_emb_width"), 32)
+    e = "model.vision_tower."
+    out = _linear(e + "patch_embedder.patch_embedding", d, frames * 3 * patch * patch, False)
+    out += [(e + "patch_embedder.position_embedding_table.weight", DT, (positions, d))]
+    out += _norm(e + "ln_pre", d) + _norm(e + "ln_post", d)
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += _norm(b + "norm1", d) + _norm(b + "norm2", d)
+        for proj in ("q_proj", "k_proj", "v_proj", "proj"):
+            out += _linear(b + "attn." + proj, d, d)
+        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+    merged = _int(cfg.raw.get("out_hidden_size"), 6144)
+    inner = _int(cfg.raw.get("projector_hidden_size"), 4096)
+    out += _linear("model.vision_adapter.fc1", inner, merged, False)
+    out += _linear("model.vision_adapter.fc2", inner, inner, False)
+    return out + _linear("model.vision_projection", text_hidden, inner, False)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -495,6 +520,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "llava_onevision1_5": ("llava_onevision1_5_vision", _llava_onevision1_5),
     "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
+    "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
