@@ -272,6 +272,7 @@ def classify(
         return "dsa_indexer", layer
     info = layers.get(layer) if layer is not None else None
     in_attn = bool(segset & _ATTN) or last.startswith("cross_attn_")  # mllama's cross_attn_attn_gate
+    in_attn = in_attn or last == "alpha_cross_attn"  # IDEFICS's gate on its cross-attention's output
     if in_attn and info is not None and info.attention == "none" and info.mlp != "none":
         # hybrid stacks (e.g. hybrid_override_pattern) name an MLP-only layer's block "mixer" too
         is_norm = len(shape) == 1 and any("norm" in x for x in segments[-2:])
@@ -297,7 +298,7 @@ def classify(
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:
         return "attention", layer
-    if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj"):
+    if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj", "alpha_dense"):
         return "dense_mlp", layer
     if len(shape) == 1 and any("norm" in s for s in segments):
         return "norms", layer

@@ -499,6 +499,37 @@ def _muse_glimmer(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return out + _linear("model.vision_projection", text_hidden, inner, False)
 
 
+def _idefics(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """IDEFICS: a CLIP tower (embed_dim wide) whose patches every text token reaches through gated
+    cross-attention layers, one per cross_layer_interval decoder layers: unbiased q/o over the text
+    width and k/v from the tower's, per-head RMS norms on q and k when qk_layer_norms is set, a gated MLP
+    intermediate_size wide, two RMS norms, and two tanh gates one number each or hidden_size wide as
+    alpha_type says. Written here because they exist only beside the tower."""
+    out = _clip({**v, "hidden_size": v["embed_dim"]}, "model.vision_model.")
+    width, mlp = v["embed_dim"], _int(cfg.get("intermediate_size"), 11008)
+    heads = _int(cfg.get("num_attention_heads"), 32) or 1
+    hd = text_hidden // heads
+    interval = _int(cfg.get("cross_layer_interval"), 1) or 1
+    gate = (1, 1, text_hidden) if cfg.get("alpha_type") == "vector" else (1,)
+    norms = cfg.get("qk_layer_norms") is True
+    for i in range(_int(cfg.get("num_hidden_layers"), 32) // interval):
+        b = f"model.gated_cross_attn_layers.{i}."
+        out += [(b + "alpha_cross_attn", DT, gate), (b + "alpha_dense", DT, gate)]
+        out += _linear(b + "cross_attn.q_proj", heads * hd, text_hidden, False)
+        out += _linear(b + "cross_attn.k_proj", heads * hd, width, False)
+        out += _linear(b + "cross_attn.v_proj", heads * hd, width, False)
+        out += _linear(b + "cross_attn.o_proj", text_hidden, heads * hd, False)
+        if norms:
+            out += _norm(b + "cross_attn.q_layer_norm", hd, False)
+            out += _norm(b + "cross_attn.k_layer_norm", hd, False)
+        out += _linear(b + "mlp.gate_proj", mlp, text_hidden, False)
+        out += _linear(b + "mlp.up_proj", mlp, text_hidden, False)
+        out += _linear(b + "mlp.down_proj", text_hidden, mlp, False)
+        out += _norm(b + "input_layernorm", text_hidden, False)
+        out += _norm(b + "post_attention_layernorm", text_hidden, False)
+    return out
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -521,6 +552,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
+    "idefics": ("idefics_vision", _idefics),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
@@ -560,6 +592,10 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("hidden_size", "out_hidden_size")
     elif outer == "llava_onevision1_5":
         sizes = ("hidden_size", "intermediate_size")
+    elif outer == "idefics":  # its CLIP tower's width is embed_dim; a perceiver resampler is not modelled
+        sizes = ("embed_dim", "intermediate_size", "num_hidden_layers")
+        if cfg.raw.get("use_resampler") is True:
+            return None
     elif outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni"):  # RADIO's MLP: mlp_ratio x width
         sizes = ("hidden_size", "num_hidden_layers")
     if not all(isinstance(v.get(k), int) and not isinstance(v.get(k), bool) for k in sizes):

@@ -18,9 +18,9 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     glm4_moe glm4_moe_lite glm4v glm4v_moe glm_moe_dsa glm_ocr glmga got_ocr2 gpt-sw3 gpt2
     gpt_bigcode gpt_neo gpt_neox gpt_neox_japanese gpt_oss gptj granite granite_docling granite_swa
     granitemoe granitemoe_swa granitemoehybrid granitemoeshared helium hunyuan_v1_dense
-    hunyuan_v1_moe hy_v3 hy_v4 hyperclovax idefics2 idefics3 internlm3 internvl iquestcoder jais2
-    jamba jetmoe kimi_k25 kimi_linear kolibri1 laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3 lfm3_vl
-    lighton_ocr llama llama4 llama4_text llava llava_next llava_next_video llava_onevision
+    hunyuan_v1_moe hy_v3 hy_v4 hyperclovax idefics idefics2 idefics3 internlm3 internvl iquestcoder
+    jais2 jamba jetmoe kimi_k25 kimi_linear kolibri1 laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3
+    lfm3_vl lighton_ocr llama llama4 llama4_text llava llava_next llava_next_video llava_onevision
     llava_onevision1_5 longcat_flash mamba mamba2 mellum mimo_v2_flash minicpm3 minicpm5_moe minimax
     minimax_m2 ministral ministral3 mistral mistral3 mistral4 mixtral mllama mpt muse_glimmer
     nanochat nemotron nemotron_h nemotron_h_omni olmo olmo2 olmo3 olmo_hybrid olmoe openai-gpt opt
