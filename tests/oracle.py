@@ -681,6 +681,13 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
         head = model.get_output_embeddings()
     if isinstance(head, nn.Module):
         text_ids |= {id(t) for t in head.state_dict(keep_vars=True).values()}
+    # a vision tower inside the decoder (IDEFICS's model holds it beside its layers) runs once per image,
+    # not per token: the submodules built from the vision config are not what a token uses
+    vision_config = getattr(config_obj, "vision_config", None)
+    if vision_config is not None:
+        for module in decoder.modules():
+            if module is not decoder and getattr(module, "config", None) is vision_config:
+                text_ids -= {id(t) for t in module.state_dict(keep_vars=True).values()}
     seen: set[int] = set()
     text = 0
     for t in state.values():
@@ -806,6 +813,8 @@ def _kv(metrics: Any, truth: Truth) -> list[str]:
     values: set[int] = set()
     for name, _, shape in truth.tensors:
         match = _KV_PROJECTION.search(name)
+        if ".cross_attn." in name:  # keys and values of the image's features, cached once per image
+            continue
         if match and classify(name, shape, by_layer, metrics.cfg.num_layers)[0] == "attention":
             layer = int(match.group(1))
             rows[layer] = rows.get(layer, 0) + shape[0]

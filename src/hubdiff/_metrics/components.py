@@ -62,6 +62,7 @@ _VISION = {
     "high_res_vision_alpha",
     "vision_backbone",  # Molmo's own names: image_vit, image_pooling_2d, image_projector
     "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
+    "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
 }
 _PROJECTOR = {
     "mm_projector",
@@ -238,6 +239,18 @@ def _is_scale(segments: list[str]) -> bool:
     )
 
 
+_FLAT_VIT_PARTS = frozenset({"attn", "mlp", "norm1", "norm2"})
+
+
+def _is_flat_vit(segments: list[str]) -> bool:
+    """A ViT stored with no prefix of its own beside the text model's flat names (Cosmos3's unified
+    checkpoints: ``patch_embed.*``, ``pos_embed.*``, ``blocks.{i}.attn.qkv``): text checkpoints name
+    their blocks under a model prefix, and RWKV's bare ``blocks.{i}`` hold ``att``, ``ffn``, ``ln1``."""
+    if segments[0] in ("patch_embed", "pos_embed"):
+        return True
+    return segments[0] == "blocks" and len(segments) > 2 and segments[2] in _FLAT_VIT_PARTS
+
+
 def classify(
     name: str, shape: tuple[int, ...], layers: dict[int, LayerInfo], num_layers: int
 ) -> tuple[str, int | None]:
@@ -250,6 +263,8 @@ def classify(
     if segments[0] in _TOP_PROJECTOR or segments[:2] == ["visual_tokenizer", "head"]:  # Ovis 2.5's own names
         return "multimodal_projector", None
     if segset & _VISION or segments[0] in ("vision", "image"):
+        return "vision_tower", None
+    if _is_flat_vit(segments):
         return "vision_tower", None
     layer = _layer_of(name)
     if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):
@@ -299,6 +314,7 @@ def classify(
         return "dsa_indexer", layer
     info = layers.get(layer) if layer is not None else None
     in_attn = bool(segset & _ATTN) or last.startswith("cross_attn_")  # mllama's cross_attn_attn_gate
+    in_attn = in_attn or last == "alpha_cross_attn"  # IDEFICS's gate on its cross-attention's output
     if in_attn and info is not None and info.attention == "none" and info.mlp != "none":
         # hybrid stacks (e.g. hybrid_override_pattern) name an MLP-only layer's block "mixer" too
         is_norm = len(shape) == 1 and any("norm" in x for x in segments[-2:])
@@ -326,7 +342,7 @@ def classify(
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:
         return "attention", layer
-    if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj"):
+    if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj", "alpha_dense"):
         return "dense_mlp", layer
     if len(shape) == 1 and any("norm" in s for s in segments):
         return "norms", layer

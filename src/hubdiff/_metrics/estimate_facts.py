@@ -550,6 +550,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # CTRL: biased Wq / Wk / Wv / dense, a plain ReLU MLP dff wide, biased LayerNorms, a head always biased
     # (tied to the embedding or not); its sinusoidal positions are a buffer saved nowhere
     "ctrl": dataclasses.replace(_CLASSIC, qkv_bias=ALWAYS, o_bias=ALWAYS, head_bias=ALWAYS),
+    # Muse Glimmer: a gate_proj on the attention output, q/k norms without weights, four centered RMS
+    # norms a layer (modeling_muse_glimmer.py)
+    "muse_glimmer_text": ArchitectureFacts(attention_gate_proj=True, norms_per_layer=4),
 }
 
 
@@ -585,6 +588,7 @@ for _outer, _text in (
     ("step3p7", "step3p5"),
     ("cosmos3_edge", "cosmos3_edge_text"),
     ("molmo2", "molmo2_text"),
+    ("muse_glimmer", "muse_glimmer_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

@@ -487,6 +487,115 @@ def _gemma4_unified(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return out + _linear("model.embed_vision.embedding_projection", text_hidden, into, False)
 
 
+def _nemotron_h_omni(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Nemotron Omni: a C-RADIO tower (an unbiased linear patch embedder and, when
+    video_temporal_patch_size is set, a second one over stacked frames; a position table for the
+    largest image, max_img_size // patch_size squared; class and register tokens; ViT blocks with
+    layer-scale vectors and q/k/v biased as qkv_bias says; the summary_idxs buffer), a LayerNorm after
+    it when the text model has MTP layers, and a ReLU² projector of pixel-shuffled patches (an RMS norm,
+    two unbiased layers)."""
+    d, depth = v["hidden_size"], v["num_hidden_layers"]
+    heads = _int(v.get("num_attention_heads"), 16) or 1
+    inner = heads * (d // heads)
+    patch, channels = _int(v.get("patch_size"), 16), _int(v.get("num_channels"), 3)
+    ratio = v.get("mlp_ratio", 4.0)
+    mlp = int(d * (ratio if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) else 4.0))
+    qkv_bias = v.get("qkv_bias", True) is not False
+    e = "vision_model.radio_model."
+    g = e + "model.patch_generator."
+    side = _int(v.get("max_img_size"), 2048) // (patch or 1)
+    tokens = _int(v.get("num_cls_tokens"), 3) + _int(v.get("num_registers"), 7)
+    out: list[Triple] = [(g + "pos_embed", DT, (1, side * side, d)), (g + "cls_token.token", DT, (tokens, d))]
+    out += _linear(g + "embedder", d, channels * patch * patch, False)
+    frames = v.get("video_temporal_patch_size")
+    if frames is not None:
+        out += _linear(g + "video_embedder", d, _int(frames, 2) * channels * patch * patch, False)
+    summary = v.get("summary_idxs")
+    out += [(e + "summary_idxs", DT, (len(summary) if isinstance(summary, list) else 2,))]
+    swiglu = v.get("use_swiglu_ffn") is True
+    for i in range(depth):
+        b = f"{e}model.blocks.{i}."
+        out += _norm(b + "norm1", d) + _norm(b + "norm2", d)
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out += _linear(b + "attention." + proj, inner, d, qkv_bias)
+        out += _linear(b + "attn.proj", d, inner)
+        if swiglu:
+            gated = (int(mlp * 2 / 3) + 7) // 8 * 8
+            out += _linear(b + "mlp.gate_proj", gated, d) + _linear(b + "mlp.up_proj", gated, d)
+            out += _linear(b + "mlp.down_proj", d, gated)
+        else:
+            out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+        out += [(b + "layer_scale1.lambda1", DT, (d,)), (b + "layer_scale2.lambda1", DT, (d,))]
+    width = _int(cfg.raw.get("vision_hidden_size"), 1280)
+    if width == 1280:  # the class takes the released configs' older name while the field is its default
+        width = _int(cfg.raw.get("vit_hidden_size"), width)
+    mtp = cfg.raw_text.get("num_nextn_predict_layers")
+    if isinstance(mtp, int) and mtp > 0:
+        out += _norm("vision_projector.vision_final_layernorm", width)
+    down = cfg.raw.get("downsample_ratio", 0.5)
+    scale = int(1 / down) if isinstance(down, (int, float)) and not isinstance(down, bool) and down > 0 else 2
+    shuffled = width * scale**2
+    hidden = _int(cfg.raw.get("projector_hidden_size"), 4096)
+    out += _norm("mlp1.0", shuffled, False) + _linear("mlp1.1", hidden, shuffled, False)
+    return out + _linear("mlp1.3", text_hidden, hidden, False)
+
+
+def _muse_glimmer(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Muse Glimmer: an unbiased linear embedding of patch_temporal stacked patches, a learned position
+    table pos_emb_height x pos_emb_width, LayerNorms before and after ViT blocks (biased q/k/v/proj and
+    fc1/fc2; windowed and full layers hold the same tensors), then an unbiased two-layer adapter from
+    out_hidden_size and a projection into the text width."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    patch, frames = _int(v.get("patch_size"), 14), _int(v.get("patch_temporal"), 2)
+    positions = _int(v.get("pos_emb_height"), 32) * _int(v.get("pos_emb_width"), 32)
+    e = "model.vision_tower."
+    out = _linear(e + "patch_embedder.patch_embedding", d, frames * 3 * patch * patch, False)
+    out += [(e + "patch_embedder.position_embedding_table.weight", DT, (positions, d))]
+    out += _norm(e + "ln_pre", d) + _norm(e + "ln_post", d)
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += _norm(b + "norm1", d) + _norm(b + "norm2", d)
+        for proj in ("q_proj", "k_proj", "v_proj", "proj"):
+            out += _linear(b + "attn." + proj, d, d)
+        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+    merged = _int(cfg.raw.get("out_hidden_size"), 6144)
+    inner = _int(cfg.raw.get("projector_hidden_size"), 4096)
+    out += _linear("model.vision_adapter.fc1", inner, merged, False)
+    out += _linear("model.vision_adapter.fc2", inner, inner, False)
+    return out + _linear("model.vision_projection", text_hidden, inner, False)
+
+
+def _idefics(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """IDEFICS: a CLIP tower (embed_dim wide) whose patches every text token reaches through gated
+    cross-attention layers, one per cross_layer_interval decoder layers: unbiased q/o over the text
+    width and k/v from the tower's, per-head RMS norms on q and k when qk_layer_norms is set, a gated MLP
+    intermediate_size wide, two RMS norms, and two tanh gates one number each or hidden_size wide as
+    alpha_type says. Written here because they exist only beside the tower."""
+    out = _clip({**v, "hidden_size": v["embed_dim"]}, "model.vision_model.")
+    width, mlp = v["embed_dim"], _int(cfg.get("intermediate_size"), 11008)
+    heads = _int(cfg.get("num_attention_heads"), 32) or 1
+    hd = text_hidden // heads
+    interval = _int(cfg.get("cross_layer_interval"), 1) or 1
+    gate = (1, 1, text_hidden) if cfg.get("alpha_type") == "vector" else (1,)
+    norms = cfg.get("qk_layer_norms") is True
+    for i in range(_int(cfg.get("num_hidden_layers"), 32) // interval):
+        b = f"model.gated_cross_attn_layers.{i}."
+        out += [(b + "alpha_cross_attn", DT, gate), (b + "alpha_dense", DT, gate)]
+        out += _linear(b + "cross_attn.q_proj", heads * hd, text_hidden, False)
+        out += _linear(b + "cross_attn.k_proj", heads * hd, width, False)
+        out += _linear(b + "cross_attn.v_proj", heads * hd, width, False)
+        out += _linear(b + "cross_attn.o_proj", text_hidden, heads * hd, False)
+        if norms:
+            out += _norm(b + "cross_attn.q_layer_norm", hd, False)
+            out += _norm(b + "cross_attn.k_layer_norm", hd, False)
+        out += _linear(b + "mlp.gate_proj", mlp, text_hidden, False)
+        out += _linear(b + "mlp.up_proj", mlp, text_hidden, False)
+        out += _linear(b + "mlp.down_proj", text_hidden, mlp, False)
+        out += _norm(b + "input_layernorm", text_hidden, False)
+        out += _norm(b + "post_attention_layernorm", text_hidden, False)
+    return out
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -509,6 +618,9 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
     "gemma4": ("gemma4_vision", _gemma4),
     "gemma4_unified": ("gemma4_unified_vision", _gemma4_unified),
+    "nemotron_h_omni": ("radio", _nemotron_h_omni),
+    "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
+    "idefics": ("idefics_vision", _idefics),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
@@ -548,7 +660,11 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("hidden_size", "out_hidden_size")
     elif outer == "llava_onevision1_5":
         sizes = ("hidden_size", "intermediate_size")
-    elif outer == "got_ocr2" or outer == "pp_chart2table":
+    elif outer == "idefics":  # its CLIP tower's width is embed_dim; a perceiver resampler is not modelled
+        sizes = ("embed_dim", "intermediate_size", "num_hidden_layers")
+        if cfg.raw.get("use_resampler") is True:
+            return None
+    elif outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni"):  # RADIO's MLP: mlp_ratio x width
         sizes = ("hidden_size", "num_hidden_layers")
     elif outer == "gemma4_unified":
         sizes = ()  # no tower: every size of the embedder has its class's default

@@ -163,6 +163,8 @@ _IRRELEVANT = frozenset(
         "summary_proj_to_labels",
         "summary_first_dropout",
         "summary_activation",
+        "freeze_text_layers",  # IDEFICS's training switches: which parameters are frozen, not which exist
+        "freeze_vision_layers",
     }
 )
 # Keys whose null means "none of this" (no sliding window, no q LoRA, no shared expert), not a gap.
