@@ -447,3 +447,20 @@ def test_with_a_transformers_the_sweep_never_saw_nothing_is_called_proven(tmp_pa
     assert same.returncode == 0, same.stderr
     assert json.loads(same.stdout)["unverified"] == []
     assert json.loads(same.stdout)["params"] == metrics["params"]
+
+
+def test_a_per_layer_table_with_sizes_of_its_own_is_marked_where_nothing_reads_it() -> None:
+    """A per_layer_config that gives a layer other sizes than the config's own changes counts that no
+    layout of hubdiff's reads (outside Gemma's stacks): marked. One that repeats the config is not."""
+    from transformers import CONFIG_MAPPING
+
+    base = {**CONFIG_MAPPING["llama"]().to_diff_dict(), "model_type": "llama", "num_hidden_layers": 2}
+    same = {"0": {"num_key_value_heads": base.get("num_key_value_heads", 32)}}
+    other = {"1": {"num_key_value_heads": 1}}
+    marked = []
+    for table in (same, other):
+        config = {**base, "num_key_value_heads": same["0"]["num_key_value_heads"], "per_layer_config": table}
+        snapshot = Snapshot("t", "main", "", None, config, None, (), {}, ())
+        reasons = compute_metrics(snapshot, MetricsOptions(config_only=True)).unverified
+        marked.append(any(r.startswith("per_layer_config not understood") for r in reasons))
+    assert marked == [False, True]

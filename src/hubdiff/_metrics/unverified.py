@@ -14,6 +14,7 @@ something (``*_size``, ``*_dim``, ``num_*``, ``*_layers``, ``*_heads``, ``*_expe
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .config import (
     BLOCK_PARTS,
@@ -296,6 +297,10 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     for key, value in flat.items():
         if value is None or key in understood or _SCALAR.search(key) or not _SHAPE_WORDS.search(key):
             continue
+        if key == "per_layer_config" and not arch.gemma_stack:  # Gemma's stacks read it (gemma_layer_sizes)
+            if _sizes_of_their_own(value, flat):
+                reasons.append(f"{key} not understood: layers with sizes of their own")
+            continue
         if key.endswith("_config") and isinstance(value, dict) and key != "linear_attn_config":
             continue  # nested configs are reported below
         if value is False or value == 0 or key.startswith("_"):
@@ -420,3 +425,18 @@ def architecture_assumption(cfg: ArchConfig) -> str:
         else ""
     )
     return f"layout: {own}, {status}{remote}"
+
+
+def _sizes_of_their_own(table: Any, config: dict[str, Any]) -> bool:
+    """Whether a per-layer table (``per_layer_config``, keyed by layer index) gives some layer another
+    value than the config's own for a key both name: a table that repeats the config changes no count,
+    one that does not is read by nothing hubdiff models (Step 3.7's and Dots 3's heterogeneous layers)."""
+    if not isinstance(table, dict):
+        return False
+    for entry in list(table.values())[:MAX_TABLE_ENTRIES]:
+        if isinstance(entry, dict) and any(k in config and config[k] != v for k, v in entry.items()):
+            return True
+    return False
+
+
+MAX_TABLE_ENTRIES = 4096  # layers a per-layer table is read for: a hostile one cannot make this slow
