@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -26,6 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 COLLECTED = DATA / "configs"
 SAMPLE_SIZE = 12
+# where a file's bytes came from: a GitHub file at a commit, a Hub file page at a revision, a PyPI sdist
+ORIGIN = re.compile(r"(?:github|hub-blob|hub-blame|hub-commit|pypi):[\w.-]+/[\w.-]+@[^\s@]+")
 
 
 def _script() -> ModuleType:
@@ -105,7 +108,7 @@ def test_the_collected_configs_say_where_each_came_from() -> None:
     folders = sorted(p.parent.name for p in COLLECTED.glob("*/config.json"))
     assert sorted(s["slug"] for s in sources) == folders
     for s in sources:
-        assert s["repo"].count("/") == 1 and s["origin"], s
+        assert s["repo"].count("/") == 1 and ORIGIN.fullmatch(s["origin"]), s
         assert s["kind"] in ("official", "fine-tune", "quantized", "merge", "community"), s
 
 
