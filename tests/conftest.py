@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import ipaddress
 import os
 import socket
@@ -30,6 +31,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -106,6 +108,16 @@ def hub() -> Iterator[HubReplica]:
 @pytest.fixture
 def cache(tmp_path: Path) -> SnapshotCache:
     return SnapshotCache(tmp_path / "cache")
+
+
+def script_module(path: Path) -> ModuleType:
+    """A script of the repo (``scripts/``, ``.github/scripts/``: not a package) imported by its path, so a
+    test can hold the script's own tables and functions to what the suite checks."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def fast_settings(endpoint: str, **overrides: object) -> HubSettings:

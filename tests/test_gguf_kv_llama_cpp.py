@@ -9,7 +9,6 @@ running the script with llama.cpp's source (opt-in: it builds llama.cpp); here i
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -18,19 +17,13 @@ import pytest
 
 from hubdiff._metrics.gguf_kv import KVSettings, kv_cache
 
+from .conftest import script_module
+
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "tests" / "data" / "gguf" / "llama_cpp_kv.json"
 
 
-def _script() -> Any:
-    spec = importlib.util.spec_from_file_location("llama_cpp_kv", ROOT / "scripts" / "llama_cpp_kv.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SCRIPT = _script()
+SCRIPT = script_module(ROOT / "scripts" / "llama_cpp_kv.py")
 TABLE_DATA = json.loads(TABLE.read_text(encoding="utf-8"))
 ROWS = TABLE_DATA["rows"]
 

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from .conftest import script_module
+
 ROOT = Path(__file__).parent.parent
 LOCK = ROOT / ".ci" / "constraints.txt"
 
 
-def _drift():
-    spec = importlib.util.spec_from_file_location("drift", ROOT / ".github" / "scripts" / "drift.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_lock_pins_every_dependency_and_test_dependency_exactly():
-    drift = _drift()
+    drift = script_module(ROOT / ".github" / "scripts" / "drift.py")
     pins = drift.locked(LOCK.read_text())
     text = (ROOT / "pyproject.toml").read_text()  # (tomllib is 3.11's; hubdiff runs on 3.10 too)
     lists = [re.search(rf"^{key} = \[(.*?)^\]", text, re.M | re.S)[1] for key in ("dependencies", "test")]
@@ -43,7 +36,7 @@ def test_the_ci_script_and_the_readme_install_through_the_lock():
 
 
 def test_drift_names_what_moved_appeared_and_went():
-    drift = _drift()
+    drift = script_module(ROOT / ".github" / "scripts" / "drift.py")
     lock = drift.locked("# comment\njinja2==3.1.6\nTorch==2.13.0\nold-thing==1.0\n\nnot a pin\n")
     assert lock == {"jinja2": "3.1.6", "torch": "2.13.0", "old-thing": "1.0"}
     now = {"jinja2": "3.1.7", "torch": "2.13.0+cpu", "new_thing": "0.1", "hubdiff": "0.1.0"}

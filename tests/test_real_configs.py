@@ -10,15 +10,15 @@ sample, so it cannot drift from the code; the whole of it is re-run by the scrip
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import re
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from .conftest import script_module
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -31,15 +31,7 @@ SAMPLE_SIZE = 12
 ORIGIN = re.compile(r"(?:github|hub-blob|hub-blame|hub-commit|pypi):[\w.-]+/[\w.-]+@[^\s@]+")
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("real_configs", ROOT / "scripts" / "real_configs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SCRIPT = _script()
+SCRIPT = script_module(ROOT / "scripts" / "real_configs.py")
 
 
 def _table() -> dict[str, Any]:
