@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hubdiff._files import atomic_write_text, lock_folder, locked
-from hubdiff._metrics import Metrics
+from hubdiff._metrics.results import Metrics
 from hubdiff._render.markdown import environment
 from hubdiff._source.cache import SnapshotCache, _reader, _to_json
 from hubdiff.cli import main

@@ -19,7 +19,7 @@ from .serving_rules import GDN_CHECKPOINT_ALIGNMENT, GDN_FLASHINFER_PREFILL, RUL
 
 if TYPE_CHECKING:
     from ..patterns import Pattern
-    from . import Metrics
+    from .results import Metrics
 
 
 # -- the model as the engine sees it ---------------------------------------------------------------

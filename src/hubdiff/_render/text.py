@@ -8,8 +8,8 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-from .._metrics import Metrics
 from .._metrics.memory import TotalMemory
+from .._metrics.results import Metrics
 from ..patterns import Pattern
 from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import _say, errors
-from .._metrics import MetricsOptions
+from .._metrics.options import MetricsOptions
 from .._source import HubSettings, Sources, parse_source
 from .._source.cache import SnapshotCache
 from ..visible import printable_lines

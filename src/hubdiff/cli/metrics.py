@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 
 from .. import errors
-from .._metrics import EarlyConfigRead, cached_metrics
+from .._metrics.compute import EarlyConfigRead, cached_metrics
 from .._metrics.memory import total_memory
 from .._render.text import fit, memory_text, metrics_text
 from .._source import parse_source
