@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from hubdiff._source import HubSettings, Sources
-from hubdiff._source.cache import SnapshotCache, endpoint_folder, endpoint_origin
+from hubdiff._source.cache import SnapshotCache
+from hubdiff._source.cache_paths import endpoint_folder, endpoint_origin
 from hubdiff._source.spec import parse_source
 from hubdiff.testing import CommitSpec, RepoSpec
 
