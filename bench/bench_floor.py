@@ -259,7 +259,7 @@ def record(baselines: Path, endpoint: str, cache: Path) -> None:
     """Every pinned repo read (the cache fills) and recorded into its owner's family, one write per file."""
     from hubdiff._baseline import write_baseline
     from hubdiff._baseline.record import record_entry
-    from hubdiff._metrics import MetricsOptions
+    from hubdiff._metrics.options import MetricsOptions
     from hubdiff._source import HubSettings, Sources, SourceSpec
     from hubdiff._source.cache import SnapshotCache
 

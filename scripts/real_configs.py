@@ -52,7 +52,8 @@ def folders() -> list[str]:
 def row_of(folder: str) -> dict[str, Any]:
     """One config's row: hubdiff's reading and, where transformers can build it, the class's verdict."""
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    from hubdiff._metrics import MetricsOptions, compute_metrics
+    from hubdiff._metrics.compute import compute_metrics
+    from hubdiff._metrics.options import MetricsOptions
     from hubdiff._source.config_bounds import check_config
     from hubdiff.snapshot import Snapshot
     from tests.oracle import cached_inventory

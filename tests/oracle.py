@@ -1259,7 +1259,8 @@ def sweep_row(case: Case) -> Row:
     skeleton of the model's own tensors (no tensor in ``other``, active right, no config-vs-tensors
     check raised)."""
 
-    from hubdiff._metrics import MetricsOptions, _checks, compute_metrics
+    from hubdiff._metrics.compute import _checks, compute_metrics
+    from hubdiff._metrics.options import MetricsOptions
     from hubdiff.snapshot import Snapshot, Tensor
 
     cfg_obj, reason = build_config(case.config)

@@ -308,7 +308,7 @@ def test_the_class_of_unexpected_input_ends_in_one_line(hub, tmp_path, capsys, c
 
 def test_an_unexpected_error_is_one_line_naming_what_was_read(tmp_path, capsys, monkeypatch):
     """Whatever escapes every check (here a planted bug in the metrics) is exit 3 and one line, never 1."""
-    from hubdiff import _metrics
+    from hubdiff._metrics import compute
 
     folder = tmp_path / "m"
     folder.mkdir()
@@ -317,7 +317,7 @@ def test_an_unexpected_error_is_one_line_naming_what_was_read(tmp_path, capsys, 
     def broken(*args, **kwargs):
         raise RecursionError
 
-    monkeypatch.setattr(_metrics, "compute_metrics", broken)  # Sources.metrics calls it when not cached
+    monkeypatch.setattr(compute, "compute_metrics", broken)  # cached_metrics calls it when not cached
     code = main(["diff", str(folder), str(folder)])
     out, err = capsys.readouterr()
     assert code == 3 and out == ""

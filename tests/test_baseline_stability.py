@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from hubdiff._baseline.record import merged
 from hubdiff._baseline.store import dump, same, splice
-from hubdiff._metrics import MetricsOptions, cached_metrics
+from hubdiff._metrics.compute import cached_metrics
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._source import HubSettings, Sources, SourceSpec
 from hubdiff._source.cache import SnapshotCache
 from hubdiff.demo import _new_flash_revision

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from hubdiff._source import HubSettings, Sources
-from hubdiff._source.cache import SnapshotCache, endpoint_folder, endpoint_origin
+from hubdiff._source.cache import SnapshotCache
+from hubdiff._source.cache_paths import endpoint_folder, endpoint_origin
 from hubdiff._source.spec import parse_source
 from hubdiff.testing import CommitSpec, RepoSpec
 
@@ -61,8 +62,10 @@ def test_two_endpoints_keep_their_own_refs_snapshots_and_metrics(hub, tmp_path):
     here = Sources(HubSettings(endpoint=hub.endpoint, retries=0), SnapshotCache(root))
     spec = parse_source(REPO)
     snapshot = here.open(spec)
-    metrics = __import__("hubdiff._metrics", fromlist=["cached_metrics", "MetricsOptions"])
-    metrics.cached_metrics(here.cache, snapshot, metrics.MetricsOptions())
+    from hubdiff._metrics.compute import cached_metrics
+    from hubdiff._metrics.options import MetricsOptions
+
+    cached_metrics(here.cache, snapshot, MetricsOptions())
     other = SnapshotCache(root, "https://huggingface.co")
     assert other.known_refs(REPO) == {}
     assert other.load(REPO, snapshot.sha) is None

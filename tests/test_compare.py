@@ -5,7 +5,7 @@ import json
 import pytest
 
 from hubdiff._compare.config_diff import diff_configs
-from hubdiff._metrics import MetricsOptions
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._render.headline import headline
 from hubdiff._render.markdown import render
 from hubdiff._source import HubSettings, Sources

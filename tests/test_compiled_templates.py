@@ -15,7 +15,7 @@ import jinja2
 import pytest
 from jinja2 import ModuleLoader
 
-from hubdiff._metrics import MetricsOptions
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._render import compiled
 from hubdiff._render.markdown import environment, render, render_comment
 from hubdiff._source import HubSettings, Sources

@@ -156,14 +156,15 @@ def test_a_cold_check_reads_in_a_child_as_in_process(hub: Any, tmp_path: Path) -
 def test_past_its_children_a_process_reads_configs_itself(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two children at most (each ~0.45 s of CPU and ~55 MiB): a check of many repos read cold has the
     rest read here, the import started in a thread as soon as their config comes."""
-    from hubdiff import _metrics
+    from hubdiff._metrics import compute
+    from hubdiff._metrics.options import MetricsOptions
 
     raw = json.loads((DATA / "Mixtral-8x7B-v0.1" / "config.json").read_text())
     imported: list[str] = []
     monkeypatch.setattr(config_child, "_sent", config_child.MAX_CHILDREN)
-    monkeypatch.setattr(_metrics, "prepare_transformers", lambda: imported.append("here"))
+    monkeypatch.setattr(compute, "prepare_transformers", lambda: imported.append("here"))
     assert config_child.start(raw) is False
-    early = _metrics.EarlyConfigRead(_metrics.MetricsOptions())
+    early = compute.EarlyConfigRead(MetricsOptions())
     early(raw)
     early.join()
     assert imported == ["here"] and not config_module.PREREAD

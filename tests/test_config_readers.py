@@ -16,7 +16,7 @@ from dataclasses import astuple
 
 import pytest
 
-from hubdiff._metrics import Metrics
+from hubdiff._metrics.results import Metrics
 
 from .test_corpus import MODELS, cached
 
@@ -89,7 +89,8 @@ def test_snapshot_does_not_import_transformers() -> None:
 @pytest.mark.parametrize("layers", [10**9, 1e300, -5, 2**70])
 def test_absurd_layer_counts_are_refused_before_anything_is_built(layers: object) -> None:
     """transformers' classes build per-layer lists; hubdiff refuses such a count before they can."""
-    from hubdiff._metrics import MetricsOptions, compute_metrics
+    from hubdiff._metrics.compute import compute_metrics
+    from hubdiff._metrics.options import MetricsOptions
     from hubdiff.snapshot import Snapshot
 
     config = {"model_type": "gemma3_text", "hidden_size": 64, "num_hidden_layers": layers, "vocab_size": 10}
@@ -108,7 +109,8 @@ def test_every_architecture_transformers_knows_is_read_alike_or_marked() -> None
 
     from transformers import CONFIG_MAPPING
 
-    from hubdiff._metrics import MetricsOptions, compute_metrics
+    from hubdiff._metrics.compute import compute_metrics
+    from hubdiff._metrics.options import MetricsOptions
     from hubdiff.snapshot import Snapshot
 
     silent, read = [], 0

@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 import yaml
 
-from hubdiff._metrics import Metrics, MetricsOptions, compute_metrics
+from hubdiff._metrics.compute import compute_metrics
+from hubdiff._metrics.options import MetricsOptions
+from hubdiff._metrics.results import Metrics
 from hubdiff.snapshot import Snapshot
 
 CORPUS = Path(__file__).parent / "data" / "corpus"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 
-from hubdiff._metrics import MetricsOptions, compute_metrics
+from hubdiff._metrics.compute import compute_metrics
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff.snapshot import Snapshot
 
 from .conftest import DATA

@@ -18,7 +18,7 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
-from hubdiff._metrics import MetricsOptions
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._render.markdown import render, render_comment
 from hubdiff._source import HubSettings, Sources
 from hubdiff._source.cache import SnapshotCache

@@ -213,7 +213,8 @@ def test_json_form_round_trips(hub, reader):
 
 
 # What a warm run never loads: the Hub client and transformers (~1 s), and what only computing figures,
-# serving flags or writing JSON need (each a few ms of a run that is otherwise the interpreter and a request)
+# reading cached ones, serving flags or writing JSON need (each a few ms of a run that is otherwise the
+# interpreter and a request)
 NOT_WARM = (
     "transformers",
     "huggingface_hub",
@@ -223,6 +224,12 @@ NOT_WARM = (
     "hubdiff._metrics.serving",
     "hubdiff._source.gguf_read",  # a Hub source is found to be GGUF by its read, not before it
     "hubdiff._source.hub",  # the cold reader, on huggingface_hub's client
+    # a run whose output is replayed (cli/_replay.py) reads neither the snapshot nor the metrics cache
+    "hubdiff.snapshot",
+    "hubdiff._source.cache",
+    "hubdiff._metrics.compute",
+    "hubdiff._metrics.results",
+    "hubdiff._render.text",
 )
 
 

@@ -190,6 +190,6 @@ def test_the_reader_sees_every_kind_of_import(tmp_path):
     assert "hubdiff._source.hub" in graph["hubdiff._source.sources"]  # inside Sources.open
     assert "hubdiff.cli.metrics" in graph["hubdiff.cli"]  # from .metrics import register, in a function
     assert "hubdiff.cli.gguf" in graph["hubdiff.cli.snapshot"]  # from . import gguf
-    assert "hubdiff._source.cache" in graph["hubdiff._metrics"]  # under TYPE_CHECKING
+    assert "hubdiff._source.cache" in graph["hubdiff._metrics.compute"]  # under TYPE_CHECKING
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset("abc")]
     assert circles({"a": {"b"}, "b": set()}) == []

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from hubdiff._metrics import MetricsOptions, compute_metrics
+from hubdiff._metrics.compute import compute_metrics
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._source.local import load_local
 from hubdiff.snapshot import Snapshot
 from hubdiff.testing import CommitSpec, load_census, write_checkpoint

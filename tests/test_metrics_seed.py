@@ -8,7 +8,8 @@ import shutil
 
 import pytest
 
-from hubdiff._metrics import MetricsOptions, compute_metrics
+from hubdiff._metrics.compute import compute_metrics
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._source import HubSettings, Sources, parse_source
 from hubdiff._source.cache import SnapshotCache
 from hubdiff.units import human_count

@@ -32,9 +32,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from hubdiff._metrics import MetricsOptions, compute_metrics
 from hubdiff._metrics.components import count_parameters
+from hubdiff._metrics.compute import compute_metrics
 from hubdiff._metrics.estimate import synthesize
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff.snapshot import Snapshot
 
 from .conftest import DATA

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
-from hubdiff._metrics import MetricsOptions, compute_metrics
+from hubdiff._metrics.compute import compute_metrics
 from hubdiff._metrics.config import ArchConfig
 from hubdiff._metrics.estimate import synthesize
 from hubdiff._metrics.layers import layer_census
 from hubdiff._metrics.memory import total_memory
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._metrics.serving import serving_report
 from hubdiff._metrics.serving_options import ServingOptions
 from hubdiff.snapshot import Snapshot, Tensor

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hubdiff._metrics import MetricsOptions
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._render.markdown import COMMENT_LIMIT, code, md, render, render_comment
 from hubdiff._source import HubSettings, Sources
 from hubdiff._source.cache import SnapshotCache

@@ -204,7 +204,7 @@ def owners(tmp_path_factory) -> Iterator[tuple[HubReplica, Sources, list]]:
     the tests below, in their order: the last one moves a repo."""
     tmp_path = tmp_path_factory.mktemp("owners")
     from hubdiff._baseline import init_repo
-    from hubdiff._metrics import MetricsOptions
+    from hubdiff._metrics.options import MetricsOptions
     from hubdiff._source import SourceSpec
 
     hub = HubReplica(page_size=PAGE).start()

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from hubdiff._baseline.schema import _REPO_KEYS
-from hubdiff._metrics import FIGURE_UNITS
+from hubdiff._metrics.figures import FIGURE_UNITS
 from hubdiff._metrics.options import OPTION_KEYS
 from hubdiff.cli import main
 from hubdiff.testing import CommitSpec, RepoSpec, load_repo_spec, write_checkpoint

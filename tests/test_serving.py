@@ -17,7 +17,8 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from hubdiff._metrics import MetricsOptions, compute_metrics
+from hubdiff._metrics.compute import compute_metrics
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._metrics.serving import serving_report
 from hubdiff._metrics.serving_options import ServingOptions, ServingRefused, figure_unit, split_name
 from hubdiff._metrics.serving_shards import pp_partitions

@@ -22,7 +22,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from hubdiff._metrics import MetricsOptions, compute_metrics
+from hubdiff._metrics.compute import compute_metrics
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._metrics.proven import PROVEN_TYPES, SWEPT_TRANSFORMERS, SWEPT_TYPES
 from hubdiff.snapshot import Snapshot
 

@@ -15,8 +15,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from hubdiff._metrics import MetricsOptions, compute_metrics
 from hubdiff._metrics import witness as witness_module
+from hubdiff._metrics.compute import compute_metrics
+from hubdiff._metrics.options import MetricsOptions
 from hubdiff._metrics.witness import Witness, witness
 from hubdiff.snapshot import Snapshot, Tensor
 

@@ -11,10 +11,13 @@ import sys
 
 QUIET, DEFAULT, VERBOSE = 0, 1, 2
 level = DEFAULT
+said = 0  # notices so far, quiet or not: a run that gave one is not replayed without it (``cli._replay``)
 
 
 def notice(line: str) -> None:
     """One line on stderr unless quiet; Hub and disk text in it is made printable by the caller."""
+    global said
+    said += 1
     if level >= DEFAULT:
         print(line, file=sys.stderr)
 

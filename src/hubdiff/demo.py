@@ -25,7 +25,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from ._files import atomic_write_text
-from ._metrics import MetricsOptions
+from ._metrics.options import MetricsOptions
 from ._render.headline import headline
 from ._render.markdown import render
 from ._source import HubSettings, Sources

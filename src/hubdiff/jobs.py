@@ -15,8 +15,10 @@ from ._baseline import Baseline, RepoBaseline, load_baseline
 from ._compare import Comparison, Side, compare
 from ._compare.claims import evaluate
 from ._compare.release import closest_sibling, variant_of
-from ._metrics import EarlyConfigRead, Metrics, MetricsOptions, cached_metrics
+from ._metrics.compute import EarlyConfigRead, cached_metrics
 from ._metrics.kv import kv_report
+from ._metrics.options import MetricsOptions
+from ._metrics.results import Metrics
 from ._metrics.serving_options import ServingOptions, ServingRefused, figure_unit
 from ._release.diff import ReleaseDiff
 from ._source import Sources, SourceSpec, parse_source

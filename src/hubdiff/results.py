@@ -12,7 +12,7 @@ from ._compare import Comparison
 from ._compare.claims import ClaimResult
 from ._compare.config_diff import ConfigChange
 from ._compare.release import Variant
-from ._metrics import MetricsOptions
+from ._metrics.options import MetricsOptions
 from ._release.diff import ReleaseDiff
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE
 

@@ -17,8 +17,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._metrics import EarlyConfigRead, Metrics, MetricsOptions, cached_metrics, compute_metrics
-from .._metrics.options import OPTION_KEYS, OptionError, options_entry, parse_options
+from .._metrics.compute import EarlyConfigRead, cached_metrics, compute_metrics
+from .._metrics.options import OPTION_KEYS, MetricsOptions, OptionError, options_entry, parse_options
+from .._metrics.results import Metrics
 from .._metrics.serving import serving_figures, serving_values
 from .._metrics.serving_options import ServingOptions
 from .._source import Sources, SourceSpec

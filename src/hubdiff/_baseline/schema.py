@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from .._compare.claims import Claim, ClaimError, validate
-from .._metrics import FIGURE_UNITS, MetricsOptions
-from .._metrics.options import OptionError, parse_options
+from .._metrics.figures import FIGURE_UNITS
+from .._metrics.options import MetricsOptions, OptionError, parse_options
 from .._metrics.serving_options import name_problem
 from .._source.config_bounds import check_config
 from .._source.jsonin import INT_RANGE, MAX_DEPTH

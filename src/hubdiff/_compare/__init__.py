@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .._metrics import FIGURE_UNITS, Metrics
+from .._metrics.figures import FIGURE_UNITS
+from .._metrics.results import Metrics
 from ..snapshot import Snapshot
 from .config_diff import ConfigChange, diff_configs
 from .tensor_diff import TensorDiff, diff_tensors

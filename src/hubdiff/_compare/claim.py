@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .._metrics import FIGURE_UNITS
+from .._metrics.figures import FIGURE_UNITS
 from .._metrics.serving_options import figure_unit
 from ..units import UNITS_BY_KIND
 

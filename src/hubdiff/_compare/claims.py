@@ -12,7 +12,7 @@ import difflib
 import math
 from typing import Any
 
-from .._metrics import FIGURE_UNITS
+from .._metrics.figures import FIGURE_UNITS
 from .._metrics.serving_options import figure_unit, name_problem
 from ..units import parse_quantity
 from .claim import _QUANTITY, Claim, ClaimError, ClaimResult, in_unit, written_unit

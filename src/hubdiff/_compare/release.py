@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._metrics import Metrics
+from .._metrics.results import Metrics
 from ..snapshot import Snapshot
 from ..units import human_count
 

@@ -21,25 +21,8 @@ from dataclasses import dataclass, field
 from .. import dtypes
 from ..patterns import Pattern
 from .config import ArchConfig
+from .figures import COMPONENTS
 from .layers import LINEAR_KINDS, LayerInfo
-
-COMPONENTS = (
-    "embeddings",
-    "output_head",
-    "attention",
-    "dsa_indexer",
-    "linear_attention",
-    "dense_mlp",
-    "routed_experts",
-    "shared_experts",
-    "routers",
-    "norms",
-    "hyper_connections",
-    "vision_tower",
-    "multimodal_projector",
-    "mtp",
-    "other",
-)
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|layer|blocks|decoder_layers)\.(\d+)(?:\.|$)")
 _VISION = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import Metrics
+from .results import Metrics
 
 
 @dataclass(frozen=True)

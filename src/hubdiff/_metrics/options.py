@@ -1,5 +1,5 @@
-"""Metrics options as people write them (a baseline's ``metrics_options``, the CLI's flags): the one
-validation, and the entry a recording writes.
+"""Metrics options (``MetricsOptions``) as people write them (a baseline's ``metrics_options``, the
+CLI's flags): the one validation, and the entry a recording writes.
 
 It lives with the metrics, not the baselines, so that ``hubdiff metrics`` checks its flags without
 importing YAML and the baseline machinery (a tenth of a warm run).
@@ -7,10 +7,25 @@ importing YAML and the baseline machinery (a tenth of a warm run).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from . import CONFIG_READERS, MetricsOptions
 from .kv import KV_DTYPE_BYTES, PROFILES
+
+CONFIG_READERS = ("auto", "keys")
+
+
+@dataclass(frozen=True)
+class MetricsOptions:
+    profile: str = "naive"
+    kv_dtype: str | None = None  # default: the model dtype
+    context: int | None = None  # default: max_position_embeddings
+    count_mtp: bool = False
+    indexer_pooling: str = "auto"  # "auto" (as index_kpool_compress says), "stored" or "scan"
+    config_only: bool = False
+    config_reader: str = "auto"  # "auto": transformers' configuration classes first; "keys": hubdiff's own
+    witness: bool = False  # also build transformers' class on the meta device and compare (``witness``)
+
 
 OPTION_KEYS = (
     "profile",

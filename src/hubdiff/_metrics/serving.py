@@ -47,7 +47,7 @@ from .serving_shards import (
 
 if TYPE_CHECKING:
     from ..patterns import Pattern
-    from . import Metrics
+    from .results import Metrics
 
 
 # -- the report -------------------------------------------------------------------------------------

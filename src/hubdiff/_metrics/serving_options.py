@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..units import parse_quantity
-from .components import COMPONENTS
+from .figures import COMPONENTS
 
 VLLM_VERSION = "0.33.0"
 MAMBA_CACHE_MODES = ("align", "none")

@@ -14,7 +14,7 @@ from .serving_rules import _V, attention_backend
 from .serving_shards import Cache, _main_layers, _stage_of
 
 if TYPE_CHECKING:
-    from . import Metrics
+    from .results import Metrics
 
 
 # -- the vLLM pool ----------------------------------------------------------------------------------

@@ -11,7 +11,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .. import dtypes
-from .components import _LAYER, COMPONENTS, classify
+from .components import _LAYER, classify
+from .figures import COMPONENTS
 from .kv import KV_DTYPE_BYTES
 from .layers import LINEAR_KINDS, LayerInfo
 from .serving_options import ServingOptions, ServingRefused, checked_options
@@ -19,7 +20,7 @@ from .serving_rules import GDN_CHECKPOINT_ALIGNMENT, GDN_FLASHINFER_PREFILL, RUL
 
 if TYPE_CHECKING:
     from ..patterns import Pattern
-    from . import Metrics
+    from .results import Metrics
 
 
 # -- the model as the engine sees it ---------------------------------------------------------------

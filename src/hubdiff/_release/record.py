@@ -179,7 +179,7 @@ def compare_with_record(record: dict[str, Any], new: ReleaseFiles) -> ReleaseDif
 def is_release_claim(name: str) -> bool:
     """chat_template, model_max_length, generation.KEY, or a special token (``eos_token``; never a
     figure such as ``kv_bytes_per_token``)."""
-    from .._metrics import FIGURE_UNITS
+    from .._metrics.figures import FIGURE_UNITS
 
     if name in ("chat_template", "model_max_length") or name.startswith("generation."):
         return True

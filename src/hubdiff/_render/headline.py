@@ -12,7 +12,7 @@ from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 from .._compare.release import hub_count
-from .._metrics import FIGURE_UNITS
+from .._metrics.figures import FIGURE_UNITS
 from ..patterns import parse_index_set
 from ..results import RepoResult, Report
 from ..units import human_bytes

@@ -26,8 +26,8 @@ import jinja2
 
 from .._compare.claims import ClaimResult, restated
 from .._compare.release import hub_count
-from .._metrics import Metrics
 from .._metrics.memory import total_memory
+from .._metrics.results import Metrics
 from ..errors import UsageError
 from ..results import Report
 from ..units import gib, human_bytes, human_count

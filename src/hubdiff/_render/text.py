@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import sys
 import textwrap
 from collections.abc import Sequence
 
-from .._metrics import Metrics
 from .._metrics.memory import TotalMemory
+from .._metrics.results import Metrics
 from ..patterns import Pattern
 from ..snapshot import Snapshot
 from ..units import gib, human_bytes, human_count
 from ..visible import named, printable
+from .width import fitted_width, terminal_width
 
 # One glyph a layer, for the layer-stack strip of the terminal and the reports (legend in docs/metrics.md).
 ATTENTION_GLYPHS = {
@@ -54,18 +52,13 @@ def grouped(strip: str, size: int = 10) -> str:
     return " ".join(strip[i : i + size] for i in range(0, len(strip), size))
 
 
-def terminal_width() -> int:
-    """The terminal's columns ($COLUMNS, else 80 when not a terminal): tables are laid out for it."""
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
-
-
 def fit(text: str, width: int | None = None) -> str:
     """Lines wider than the terminal wrapped at spaces, continuations indented under their line. Only
     for a terminal (or $COLUMNS): a pipe into grep wants one finding per line."""
     if width is None:
-        if not (os.environ.get("COLUMNS") or sys.stdout.isatty()):
+        width = fitted_width()
+        if width is None:
             return text
-        width = terminal_width()
     out = []
     for line in text.split("\n"):
         if len(line) <= width:

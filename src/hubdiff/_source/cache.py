@@ -21,10 +21,8 @@ their endpoint and are never read.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
 import threading
 import types
@@ -39,6 +37,7 @@ from .._say import notice
 from ..errors import WriteError
 from ..snapshot import Snapshot
 from ..visible import printable
+from .cache_paths import code_versions, default_cache_dir, endpoint_origin, hub_folder
 from .config_bounds import check_config
 from .jsonin import MAX_DEPTH, load_json
 from .repo_id import is_repo_id
@@ -54,16 +53,6 @@ def atomic_write_text(path: Path, text: str | bytes) -> None:
     from .._files import atomic_write_text as write
 
     write(path, text)
-
-
-def default_cache_dir() -> Path:
-    """``$HUBDIFF_CACHE``, else ``$HF_HOME/hubdiff``, else ``~/.cache/huggingface/hubdiff``."""
-    if os.environ.get("HUBDIFF_CACHE"):
-        return Path(os.environ["HUBDIFF_CACHE"])
-    hf_home = os.environ.get("HF_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "huggingface"
-    )
-    return Path(hf_home) / "hubdiff"
 
 
 class _Unstorable(TypeError):
@@ -187,53 +176,16 @@ def _reader(hint: Any) -> Callable[[Any], Any]:
 
 def metrics_key(snapshot: Snapshot, options: Any) -> str:
     """What the metrics are a function of: the snapshot's label, config and patterns, the options, and
-    the versions of hubdiff and transformers (whose configuration classes fill in defaults)."""
-    from importlib.util import find_spec
-
-    from .. import __version__
-
-    # transformers' own files stand for its version: reading its metadata costs ~50 ms, a stat nothing
-    spec = find_spec("transformers")
-    transformers = None
-    if spec is not None and spec.origin:
-        stat = os.stat(spec.origin)
-        transformers = [spec.origin, stat.st_size, stat.st_mtime_ns]
+    the code that computed them (hubdiff's and transformers', whose configuration classes fill in
+    defaults)."""
     what = [
-        __version__,
-        transformers,
+        code_versions(),
         snapshot.label,
         snapshot.config,
         [[p.parts, p.index_sets, p.dtype, p.shape] for p in snapshot.patterns],
         [(f.name, getattr(options, f.name)) for f in fields(options)],
     ]
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=repr).encode()).hexdigest()
-
-
-def endpoint_origin(endpoint: str) -> str:
-    """The endpoint as one spelling of the server it reaches: scheme and host in lower case (IDNA for a
-    host that is not ASCII), no default port, no credentials, no trailing slash."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(endpoint.strip())
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").rstrip(".")
-    with contextlib.suppress(UnicodeError):  # kept as it is: the digest still tells it apart
-        host = host.encode("idna").decode("ascii")
-    port = None
-    with contextlib.suppress(ValueError):
-        port = parts.port
-    default = {"http": 80, "https": 443}.get(scheme)
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None and port != default:
-        netloc += f":{port}"
-    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
-
-
-def endpoint_folder(endpoint: str) -> str:
-    """The cache folder's name for an endpoint: its host, readable, and a digest of its whole origin."""
-    origin = endpoint_origin(endpoint)
-    host = re.sub(r"[^a-z0-9.-]", "_", origin.split("://", 1)[-1].split("/", 1)[0].lower())[:64]
-    return f"{host or 'none'}-{hashlib.sha256(origin.encode()).hexdigest()[:16]}"
 
 
 class SnapshotCache:
@@ -245,7 +197,7 @@ class SnapshotCache:
 
         self.root = Path(root) if root is not None else default_cache_dir()
         self.endpoint = endpoint_origin(endpoint or DEFAULT_ENDPOINT)
-        self.base = self.root / "hubs" / endpoint_folder(self.endpoint)
+        self.base = hub_folder(self.root, self.endpoint)
         self.writable = True  # until a write fails: then the run goes on without caching
         self._said = threading.Lock()
 

@@ -1,8 +1,8 @@
 """The ``hubdiff`` command: a thin layer over the stages (source -> snapshot -> metrics -> compare -> render).
 
 One file per command group, each with ``register`` (its arguments) and its ``cmd_*`` functions; the
-options they share are in ``_cli_utils.py``, and ``_errors.py`` turns whatever a command raises into one
-line and an exit code. ``COMMANDS`` names every command with its one-line help, so ``hubdiff --help``
+arguments they share are in ``_arguments.py``, what they build from them in ``_cli_utils.py``, and
+``_errors.py`` turns whatever a command raises into one line and an exit code. ``COMMANDS`` names every command with its one-line help, so ``hubdiff --help``
 lists them all while a run imports only its own command's file.
 """
 
@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__, _say
+from ._arguments import with_revisions
 from ._errors import exit_code_of
 from ._help import EXIT_CODES
 
@@ -99,8 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "quiet", False)
         else (_say.VERBOSE if getattr(args, "verbose", False) else _say.DEFAULT)
     )
-    from ._cli_utils import with_revisions  # imported by the command's own file by now
-
     return exit_code_of(lambda a: args.func(with_revisions(a)), args)
 
 

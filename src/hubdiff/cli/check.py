@@ -5,15 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ..jobs import run_check
-from ._cli_utils import (
-    baseline_args,
-    baseline_paths,
-    describe,
-    emit,
-    hub_access,
-    report_options,
-    sources_from,
-)
+from ._arguments import baseline_args, describe, hub_access, report_options
+from ._cli_utils import baseline_paths, emit, sources_from
 
 
 def register(name: str, parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..demo import run_demo
-from ._cli_utils import describe
+from ._arguments import describe
 
 
 def register(name: str, parser: argparse.ArgumentParser) -> None:

@@ -8,16 +8,8 @@ import argparse
 from .. import errors
 from ..jobs import run_diff
 from . import gguf
-from ._cli_utils import (
-    describe,
-    emit,
-    hub_access,
-    metric_options,
-    options_from,
-    report_options,
-    revision,
-    sources_from,
-)
+from ._arguments import describe, hub_access, metric_options, report_options, revision
+from ._cli_utils import emit, options_from, sources_from
 from ._help import EXIT_CODES, SOURCE_HELP
 from ._serving_flags import add_arguments as serving_flags
 from ._serving_flags import options_from_args

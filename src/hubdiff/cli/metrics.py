@@ -1,31 +1,19 @@
 """``hubdiff metrics``: what a revision means (parameters by component, active parameters, KV cache and
-state, memory, and with the serving flags the figures per GPU)."""
+state, memory, and with the serving flags the figures per GPU).
+
+A run of a Hub revision whose output was recorded prints it again after asking where the revision points
+(``_replay``); only a run that computes imports the stages (``_metrics_report``)."""
 
 from __future__ import annotations
 
 import argparse
-import json
-from dataclasses import replace
 
-from .. import errors
-from .._metrics import EarlyConfigRead, cached_metrics
-from .._metrics.memory import total_memory
-from .._render.text import fit, memory_text, metrics_text
-from .._source import parse_source
+from .. import _say, errors
 from ..visible import printable_lines
-from . import gguf
-from ._cli_utils import (
-    describe,
-    hub_access,
-    metric_options,
-    options_from,
-    output_format,
-    revision,
-    sources_from,
-)
+from ._arguments import describe, hub_access, metric_options, output_format, revision
 from ._help import SOURCE_HELP
+from ._replay import Replay
 from ._serving_flags import add_arguments as serving_flags
-from ._serving_flags import options_from_args
 
 
 def register(name: str, parser: argparse.ArgumentParser) -> None:
@@ -53,42 +41,17 @@ def register(name: str, parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    if gguf.is_local_gguf(args):
-        return gguf.run(args, "metrics")
-    options = replace(options_from(args, config_only=args.config_only), witness=args.witness)
-    configurations = options_from_args(args)
-    sources, spec = sources_from(args), parse_source(args.source)
-    early = EarlyConfigRead(options) if spec.kind == "hub" and not sources.offline else None
-    if early is not None and options.config_reader == "auto" and sources.last_cached(spec) is None:
-        from .._metrics.config_child import prestart
+    replay = None if args.witness else Replay.of_run("metrics", args)  # a witness is run, never replayed
+    text = replay.replayed() if replay is not None else None
+    if text is None:
+        from ._metrics_report import metrics_output
 
-        prestart()  # a cold read: the child imports while this process asks the Hub
-    try:
-        snapshot = sources.open(spec, headers=not args.config_only, on_config=early)
-    except errors.SourceError as exc:
-        if gguf.hub_gguf_instead(exc):
-            return gguf.run(args, "metrics", exc)
-        raise
-    if early is not None:
-        early.join()
-    with errors.reading(snapshot.source, snapshot.sha or None, "config.json"):
-        metrics = cached_metrics(sources.cache, snapshot, options)
-        serving_json, serving_text = None, ""
-        if configurations:  # the pool's rules are imported only when the serving flags ask for them
-            from .._metrics.serving import serving_report
-            from .._metrics.serving_text import reports_text
-
-            reports = [serving_report(metrics, snapshot.patterns, o) for o in configurations]
-            serving_json, serving_text = [r.to_json() for r in reports], reports_text(reports)
-        stored = snapshot.tensor_bytes() if metrics.basis == "headers" else None
-        memory = total_memory(metrics, stored, args.batch_size)
-        if args.format == "json":
-            data = metrics.to_json()
-            data["memory"] = memory.to_json()
-            if serving_json:
-                data["serving"] = serving_json
-            text = json.dumps(data, indent=1) + "\n"
-        else:
-            text = fit(metrics_text(metrics) + memory_text(memory) + serving_text)
+        said = _say.said
+        output = metrics_output(args, replay.points_at if replay is not None else None)
+        if isinstance(output, int):  # a GGUF source, printed by the GGUF path
+            return output
+        text, sha = output
+        if replay is not None and sha is not None and _say.said == said:
+            replay.record(sha, text)
     print(printable_lines(text), end="")
     return errors.EXIT_OK

@@ -10,7 +10,8 @@ from .._render.text import snapshot_text
 from .._source import parse_source
 from ..visible import printable_json, printable_lines
 from . import gguf
-from ._cli_utils import describe, hub_access, output_format, revision, sources_from
+from ._arguments import describe, hub_access, output_format, revision
+from ._cli_utils import sources_from
 from ._help import SOURCE_HELP
 
 
