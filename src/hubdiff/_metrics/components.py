@@ -286,6 +286,8 @@ def classify(
         return "multimodal_projector", None
     if segments[0] in _TOP_PROJECTOR or segments[:2] == ["visual_tokenizer", "head"]:  # Ovis 2.5's own names
         return "multimodal_projector", None
+    if "visual" in segset and segments[segments.index("visual") + 1 :][:1] in (["proj_in"], ["proj_out"]):
+        return "multimodal_projector", None  # Inkling 2's merger, as its checkpoints name it
     if segset & _VISION or segments[0] in ("vision", "image"):
         return "vision_tower", None
     if _is_flat_vit(segments):

@@ -166,3 +166,48 @@ def inkling_head_rows(cfg: ArchConfig, arch: ArchitectureFacts, vocab: int) -> i
     if arch.inkling != 2:
         return vocab
     return cfg.number("unpadded_vocab_size", default=vocab) or vocab
+
+
+def inkling2_vision(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Inkling 2's tower (Inkling2VisionModel): a linear patch embedding, a learned posemb_grid_size²
+    position table interpolated to each image, a class token with its own position, a LayerNorm before
+    CLIP-style blocks with a learned scale after attention and after the MLP (axial rotary positions, no
+    weights), and a two-layer merger of spatial_merge_size² patches into the text width."""
+    v = cfg.vision or {}
+    d, depth = v.get("hidden_size") or 1024, v.get("num_hidden_layers") or 0
+    mlp = v.get("intermediate_size") or int(d * (v.get("mlp_ratio") or 4.0))
+    patch, channels = v.get("patch_size") or 20, v.get("num_channels") or 3
+    grid, merge = v.get("posemb_grid_size") or 32, v.get("spatial_merge_size") or 2
+    inner, biased = v.get("projection_hidden_dim") or 4096, v.get("projector_bias") is True
+    width = v.get("text_hidden_size") or text_hidden
+    e = "model.vision_tower."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels * patch * patch)),
+        (e + "embeddings.position_embedding.weight", dt, (grid * grid, d)),
+        (e + "embeddings.class_embedding", dt, (d,)),
+        (e + "embeddings.cls_position_embedding", dt, (d,)),
+        (e + "pre_layernorm.weight", dt, (d,)),
+        (e + "pre_layernorm.bias", dt, (d,)),
+        (e + "merger.linear_1.weight", dt, (inner, merge * merge * d)),
+        (e + "merger.linear_2.weight", dt, (width, inner)),
+    ]
+    if biased:
+        out += [(e + "merger.linear_1.bias", dt, (inner,)), (e + "merger.linear_2.bias", dt, (width,))]
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out += [(b + f"self_attn.{proj}.weight", dt, (d, d)), (b + f"self_attn.{proj}.bias", dt, (d,))]
+        out += [
+            (b + "mlp.fc1.weight", dt, (mlp, d)),
+            (b + "mlp.fc1.bias", dt, (mlp,)),
+            (b + "mlp.fc2.weight", dt, (d, mlp)),
+            (b + "mlp.fc2.bias", dt, (d,)),
+            (b + "lambda_1", dt, (d,)),
+            (b + "lambda_2", dt, (d,)),
+        ]
+        out += [
+            (b + f"{n}.{w}", dt, (d,))
+            for n in ("layernorm_before", "layernorm_after")
+            for w in ("weight", "bias")
+        ]
+    return out

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from .config import ArchConfig
 from .estimate_facts import Triple
+from .estimate_inkling import inkling2_vision
 from .estimate_mlp import _dense
 from .estimate_towers import tower, tower_kind
 
@@ -1159,6 +1160,8 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "instructblipvideo": _blip2,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
+    "inkling2": inkling2_vision,
+    "inkling2_loop": inkling2_vision,
 }
 
 
