@@ -288,7 +288,9 @@ def classify(
         return "multimodal_projector", None
     if "visual" in segset and segments[segments.index("visual") + 1 :][:1] in (["proj_in"], ["proj_out"]):
         return "multimodal_projector", None  # Inkling 2's merger, as its checkpoints name it
-    if segset & _VISION or segments[0] in ("vision", "image"):
+    if (
+        segset & _VISION or segments[0] in ("vision", "image") or "audio" in segments[:2]
+    ):  # model.audio: Inkling's
         return "vision_tower", None
     if _is_flat_vit(segments):
         return "vision_tower", None

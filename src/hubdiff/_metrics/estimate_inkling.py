@@ -17,6 +17,9 @@ message gates (q, k, v, MLP inputs) and the model one query per gate and loop la
 
 from __future__ import annotations
 
+import itertools
+import math
+
 from .config import ArchConfig
 from .estimate_facts import ArchitectureFacts, Triple, layer_heads
 from .layers import LayerInfo
@@ -211,3 +214,91 @@ def inkling2_vision(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
             for w in ("weight", "bias")
         ]
     return out
+
+
+def _prime_factors(number: int) -> list[int]:
+    factors, p = [], 2
+    while number > 1 and p * p <= number:
+        while number % p == 0:
+            factors.append(p)
+            number //= p
+        p += 1
+    return factors + ([number] if number > 1 else [])
+
+
+def _cumulative(values: list[int]) -> list[int]:
+    out, product = [], 1
+    for v in values:
+        product *= v
+        out.append(product)
+    return out
+
+
+def _hmlp_scales(v: dict) -> list[tuple[int, int, int, int]] | None:
+    """Inkling's plan_out_scales: the (t, h, w, channels) grid after each of the tower's layers, from one
+    pixel to a whole temporal_patch_size x patch_size² patch (spatial folds first, by the patch's prime
+    factors, then temporal ones), each layer matched to the scale nearest its share of log(patch
+    elements). None where the class solves an assignment instead (fewer layers than scales)."""
+    patch, frames = v.get("patch_size") or 40, v.get("temporal_patch_size") or 2
+    channels, layers = v.get("num_channels") or 3, v.get("num_hidden_layers") or 0
+    sides, times = _cumulative(_prime_factors(patch)[::-1]), _cumulative(_prime_factors(frames)[::-1])
+    if not sides or layers < 1:
+        return None
+    scales = [(1, 1, 1, channels)]
+    scales += [(1, s, s, math.ceil(s * s * channels / 64) * 64) for s in sides]
+    scales += [(t, sides[-1], sides[-1], sides[-1] ** 2 * channels * t * 64) for t in times]
+    if layers < len(scales):
+        return None
+    top = math.log(patch * patch * frames * channels)
+    logs = [math.log(t * h * w) for t, h, w, _ in scales]
+    picks = []
+    for i in range(layers + 1):
+        ideal = top * i / layers
+        costs = [abs(ideal - x) for x in logs]
+        picks.append(costs.index(min(costs)))
+    picks[0], picks[-1] = 0, len(scales) - 1
+    return [scales[i] for i in picks]
+
+
+def inkling_vision(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Inkling's tower (InklingVisionModel): no attention, a stack of linear maps over space-to-depth
+    folds of the patch, each but the last RMS-normed, the last into the text width, and a final norm."""
+    v = cfg.vision or {}
+    scales = _hmlp_scales(v)
+    if scales is None:
+        return []
+    width = v.get("text_hidden_size") or text_hidden
+    e = "model.vision_tower."
+    out: list[Triple] = [(e + "final_norm.weight", dt, (width,))]
+    last = len(scales) - 2
+    for i, (start, end) in enumerate(itertools.pairwise(scales)):
+        fold = (end[0] // start[0]) * (end[1] // start[1]) * (end[2] // start[2])
+        rows = width if i == last else end[3]
+        out.append((f"{e}encoder_layers.{i}.projection.weight", dt, (rows, start[3] * fold)))
+        if i != last:
+            out.append((f"{e}encoder_layers.{i}.layer_norm.weight", dt, (rows,)))
+    return out
+
+
+def inkling_doubts(cfg: ArchConfig) -> list[str]:
+    """Inkling's tower with fewer layers than its scales: the class assigns them by a linear sum
+    assignment hubdiff does not solve, so the tower is not counted."""
+    if str(cfg.raw.get("model_type") or "") != "inkling_mm_model" or not cfg.vision:
+        return []
+    if _hmlp_scales(cfg.vision) is not None:
+        return []
+    return ["vision tower inkling_vision with fewer layers than its scales not modelled: not counted"]
+
+
+def inkling_audio(a: dict, text_hidden: int) -> list[Triple]:
+    """Inkling's audio tower: one embedding row per mel bin and quantized level (n_mel_bins x
+    mel_vocab_size), summed over the bins of a frame, and an RMS norm in the text width."""
+    bins, levels = a.get("n_mel_bins") or 80, a.get("mel_vocab_size") or 256
+    return [
+        (
+            "model.audio_tower.embed_audio_tokens.embed_audio_tokens.weight",
+            "BF16",
+            (bins * levels, text_hidden),
+        ),
+        ("model.audio_tower.norm.weight", "BF16", (text_hidden,)),
+    ]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from .config import ArchConfig
 from .estimate_facts import Triple
-from .estimate_inkling import inkling2_vision
+from .estimate_inkling import inkling2_vision, inkling_vision
 from .estimate_mlp import _dense
 from .estimate_towers import tower, tower_kind
 
@@ -1162,6 +1162,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "minimax_m3_vl": _minimax_m3_vl,
     "inkling2": inkling2_vision,
     "inkling2_loop": inkling2_vision,
+    "inkling_mm_model": inkling_vision,
 }
 
 

@@ -21,10 +21,10 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     gpt_oss gptj granite granite_docling granite_swa granitemoe granitemoe_swa granitemoehybrid
     granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe hunyuan_vl hy_v3 hy_v4 hy_v4_vl
     hyperclovax hyperclovax_vision_v2 idefics idefics2 idefics3 inkling2 inkling2_loop
-    inkling2_loop_text inkling2_text inkling_text instructblip instructblipvideo internlm3 internvl
-    iquestcoder jais2 jamba jetmoe kimi_k25 kimi_linear kolibri1 kolibri1_1 laguna lara_mini lfm2
-    lfm2_moe lfm2_vl lfm3 lfm3_vl lighton_ocr llama llama4 llama4_text llava llava_next
-    llava_next_video llava_onevision llava_onevision1_5 longcat_flash mamba mamba2 mellum
+    inkling2_loop_text inkling2_text inkling_mm_model inkling_text instructblip instructblipvideo
+    internlm3 internvl iquestcoder jais2 jamba jetmoe kimi_k25 kimi_linear kolibri1 kolibri1_1
+    laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3 lfm3_vl lighton_ocr llama llama4 llama4_text llava
+    llava_next llava_next_video llava_onevision llava_onevision1_5 longcat_flash mamba mamba2 mellum
     mimo_v2_flash minicpm3 minicpm5_moe minicpm_ocr minicpmv4_6 minicpmv4_7 minimax minimax_m2
     minimax_m3_vl minimax_m3_vl_text ministral ministral3 mistral mistral3 mistral4 mistral_large4
     mixtral mllama molmo2 mpt muse_glimmer nanochat nemotron nemotron_h nemotron_h_omni olmo olmo2

@@ -26,6 +26,7 @@ from .config import (
 )
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
 from .estimate_audio import audio_modelled
+from .estimate_inkling import inkling_doubts
 from .estimate_towers import counted_parts, tower_doubts
 from .estimate_vision import OWN_PARTS
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
@@ -313,6 +314,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         kind = cfg.vision.get("model_type") or "of this kind"
         reasons.append(f"vision tower {kind} not modelled: not counted")
     reasons += tower_doubts(cfg)
+    reasons += inkling_doubts(cfg)
     mtp_pattern = raw.get("mtp_hybrid_override_pattern")
     if mtp_pattern is not None and mtp_pattern != "*E":
         reasons.append(
