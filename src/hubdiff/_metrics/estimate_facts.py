@@ -657,6 +657,8 @@ _INKLING2 = ArchitectureFacts(
 )
 for _model_type in ("inkling2_text", "inkling2", "inkling2_loop_text", "inkling2_loop"):
     ARCHITECTURE_FACTS[_model_type] = _INKLING2
+# Unlimited-OCR's text model: DeepSeek-V2's MoE with plain attention, its shared experts biased with mlp_bias
+ARCHITECTURE_FACTS["unlimited_ocr_text"] = ArchitectureFacts(shared_expert_bias=True)
 
 
 _COMMON = ArchitectureFacts()

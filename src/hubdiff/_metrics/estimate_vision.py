@@ -9,6 +9,7 @@ from .estimate_facts import Triple
 from .estimate_inkling import inkling2_vision, inkling_vision
 from .estimate_mlp import _dense
 from .estimate_towers import tower, tower_kind
+from .estimate_unlimited_ocr import unlimited_ocr_vision
 
 
 def _mllama_vision(v: dict, text_hidden: int, dt: str) -> list[Triple]:
@@ -1163,6 +1164,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "inkling2": inkling2_vision,
     "inkling2_loop": inkling2_vision,
     "inkling_mm_model": inkling_vision,
+    "unlimited_ocr": unlimited_ocr_vision,
 }
 
 

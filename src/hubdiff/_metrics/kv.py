@@ -207,6 +207,12 @@ def kv_report(
                 window,
             )
         )
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and "reference_sliding_attention" in types:
+        assumptions.append(  # Unlimited-OCR's
+            "sliding layers keeping every prompt token (reference sliding attention): counted at every "
+            "token, as if all were prompt; generated tokens beyond the window are dropped, so this is an upper bound"
+        )
     if reusing:
         assumptions.append(
             f"{reusing} attention layers reuse an earlier layer's keys and values and store none"

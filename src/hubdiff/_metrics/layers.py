@@ -50,6 +50,7 @@ KNOWN_LAYER_NAMES = (
     | set(BLOCK_MLP_NAMES)
     | {"chunked_attention", "indexed_attention", "hybrid", "none", "no_op", "cross", "conv"}
     | {"compressed_sparse_attention", "heavily_compressed_attention"}
+    | {"reference_sliding_attention"}
 )
 # DeepSeek-V4's compressed kinds (transformers' layer_types): each keeps a sliding window beside a KV
 # stream compressed by its rate in compress_rates; the sparse one (CSA) also has a lightning indexer
@@ -190,6 +191,8 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
                 kinds[i] = "shortconv"
             elif kind in LINEAR_NAMES:
                 kinds[i] = "kda" if kind in ("kda", "kimi_delta_attention") else recurrent
+            elif kind == "reference_sliding_attention":  # Unlimited-OCR: every prompt token kept, the rest
+                kinds[i] = "swa"  # within the window: no cap on what a sequence may keep
             elif kind == "chunked_attention":
                 kinds[i], windows[i] = "swa", chunk or window
             elif kind in SLIDING_NAMES or "sliding" in kind:
