@@ -632,7 +632,9 @@ for _model_type in ("nemotron_h", "mllama_text_model", "mllama"):  # no tied-wei
 
 
 # Inkling: "hybrid" layers are full attention, "hybrid_sliding" ones sliding, with their own swa_* heads;
-# the router's epsilon, its shared-expert sink and the class's fixed count of conv states size nothing
+# the router's epsilon, its shared-expert sink and the class's fixed count of conv states size nothing;
+# its class turns local_layer_ids into layer_types and a release's dense_intermediate_size into
+# intermediate_size (its intermediate_size into moe_intermediate_size), which are read
 _INKLING = ArchitectureFacts(
     inkling=1,
     never_tied=True,
@@ -642,6 +644,8 @@ _INKLING = ArchitectureFacts(
         "shared_expert_sink",
         "number_of_conv_states",
         "unpadded_vocab_size",
+        "local_layer_ids",
+        "dense_intermediate_size",
     ),
     mtp_only_keys=("mtp_hidden_states_first", "chain_hidden_post_norm", "mtp_local_layer_ids"),
 )
