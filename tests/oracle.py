@@ -417,6 +417,8 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         if key in text and text[key] is None:
             text[key] = 2
     out.append(("size", _reindexed(_shrunk(bigger, MAX_SWEEP_LAYERS - 3), bigger)))
+    for _, shrunk in out:
+        _fit_loop(shrunk)
     tied = copy.deepcopy(out[0][1])
     flag = tied.get("tie_word_embeddings", _text_part(tied).get("tie_word_embeddings"))
     if isinstance(flag, bool):
@@ -461,6 +463,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         out.append(("per-layer heads", varied))
     out += _gemma_variants(out[0][1])
     out += _gemma_towers(model_type, out[0][1])
+    out += _inkling_variants(model_type, out[0][1])
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")
@@ -471,6 +474,35 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         ]
         out.append(("sliding", sliding))
     return out
+
+
+def _fit_loop(config: dict[str, Any]) -> None:
+    """A looped stack cut to fewer layers than its loop spans (Inkling 2 Loop's layers 6 to 17 of 24, cut to
+    8) builds loop layers the forward cannot run (its later passes index cache layers for all twelve): the
+    loop is fitted inside the cut stack, its blocks of residuals two layers long (the class wants the
+    loop's ends on block boundaries; a block's length sizes nothing), so that layers run before, in and
+    after the loop."""
+    text = _text_part(config)
+    n, end = text.get("num_hidden_layers"), text.get("loop_layer_index_end")
+    if not (isinstance(n, int) and isinstance(end, int) and end > n and n >= 4):
+        return
+    text["n_layers_per_attn_res_block"] = 2
+    text["loop_layer_index_start"] = 2
+    text["loop_layer_index_end"] = (n - 1) // 2 * 2
+
+
+def _inkling_variants(model_type: str, default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Inkling's defaults make every layer MoE; its mlp_layer_types (a release's dense_mlp_idx) can make
+    the first ones dense MLPs with their own width and learned scale: "dense layers"."""
+    if model_type not in ("inkling_text", "inkling_mm_model"):
+        return []
+    dense = copy.deepcopy(default)
+    text = _text_part(dense)
+    types = text.get("mlp_layer_types")
+    if not isinstance(types, list) or len(types) < 2:
+        return []
+    text["mlp_layer_types"] = ["dense", "dense", *types[2:]]
+    return [("dense layers", dense)]
 
 
 def _gemma_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -784,7 +816,9 @@ def _census(metrics: Any, truth: Truth) -> list[str]:
     moe = frozenset(x.index for x in main if x.mlp == "moe")
     if moe != truth.moe_layers:
         out.append(f"MoE layers {sorted(moe)} vs {sorted(truth.moe_layers)}")
-    recurrent = frozenset(x.index for x in main if x.attention in LINEAR_KINDS or x.parallel_ssm)
+    recurrent = frozenset(
+        x.index for x in main if x.attention in LINEAR_KINDS or x.parallel_ssm or x.attention_convs
+    )
     if recurrent != truth.recurrent_layers:
         out.append(f"recurrent layers {sorted(recurrent)} vs {sorted(truth.recurrent_layers)}")
     if truth.sliding_layers is not None:
@@ -849,6 +883,9 @@ _STATE_GROUPS: dict[str, tuple[str | None, str | None]] = {
     "shortconv": (None, "shortconv_state"),
     "rwkv": ("rwkv_state", None),
     "lightning": ("linear_attention_state", None),
+    # Inkling's attention layers: short convolutions over keys, values and both sub-layers' outputs
+    "attention_conv": (None, "attention_conv"),
+    "sliding_attention_conv": (None, "sliding_attention_conv"),
 }
 _STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 _CACHE_TOKENS = 2  # a prefill of two tokens: every key and value length is 2, every state its fixed size
@@ -976,6 +1013,9 @@ def cache_figures(model: Any, needed: set[int] | None = None) -> CacheFigures:
     outputs: dict[tuple[Any, ...], Any] = {}
     first: dict[tuple[Any, ...], int] = {}
     seen: dict[str, Any] = {}
+    # a looped model's later passes run a layer again with its cache layers elsewhere (Inkling 2 Loop's
+    # cache_offset): each pass runs for real, and what its cache layers hold is the layer's too
+    offsets: dict[int, set[int]] = defaultdict(set)
 
     def passed(hidden: Any) -> Any:
         """The input in the form of a layer's output (a tensor, or a tuple led by one), or None."""
@@ -994,16 +1034,20 @@ def cache_figures(model: Any, needed: set[int] | None = None) -> CacheFigures:
                 if isinstance(value, Cache):
                     seen.setdefault("cache", value)
             signature = signatures[i]
-            if signature in outputs:
-                return outputs[signature]
+            offset = kwargs.get("cache_offset")
+            offset = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
+            if (signature, offset) in outputs:
+                return outputs[signature, offset]
             if signature not in wanted:
                 hidden = args[0] if args else kwargs.get("hidden_states")
                 skipped = passed(hidden)
                 if skipped is not None:
                     return skipped
-            first[signature] = i
-            outputs[signature] = forward(*args, **kwargs)
-            return outputs[signature]
+            first.setdefault(signature, i)
+            if offset:
+                offsets[i].add(offset)
+            outputs[signature, offset] = forward(*args, **kwargs)
+            return outputs[signature, offset]
 
         return wrapped
 
@@ -1040,6 +1084,9 @@ def cache_figures(model: Any, needed: set[int] | None = None) -> CacheFigures:
     kv: dict[int, int] = {}
     for signature, i in first.items():
         figures = _layer_cache(i, cache, layers[i], _CACHE_TOKENS)
+        for offset in sorted(offsets.get(i, ())):  # the layer's later passes, in cache layers of their own
+            again = _layer_cache(i + offset, cache, nn.Module(), _CACHE_TOKENS)
+            figures = (figures[0] + again[0], figures[1] + again[1], figures[2] + again[2])
         for j, other in enumerate(signatures):
             if other == signature:
                 recurrent[j], conv[j] = figures[:2]
@@ -1067,6 +1114,8 @@ def _state_check(metrics: Any, figures: CacheFigures) -> list[str]:
     for x in metrics.layers:
         if not x.mtp:
             kinds[x.index] = "mamba" if x.parallel_ssm else x.attention
+            if x.attention_convs:
+                kinds[x.index] = "sliding_attention_conv" if x.attention == "swa" else "attention_conv"
     held: dict[str, int] = {}
     stray: list[int] = []
     for part, figure in ((0, figures.recurrent), (1, figures.conv)):
@@ -1135,7 +1184,9 @@ def cache_checks(model: Any, model_type: str, metrics: Any, truth: Truth) -> lis
     ``_STATE_CHECK_SKIPS`` says why it cannot be measured. The model is cast to bfloat16 and run: call
     it last."""
     recurrent = set(truth.recurrent_layers) | {
-        x.index for x in metrics.layers if not x.mtp and (x.parallel_ssm or x.attention in _STATE_GROUPS)
+        x.index
+        for x in metrics.layers
+        if not x.mtp and (x.parallel_ssm or x.attention_convs or x.attention in _STATE_GROUPS)
     }
     stated = bool(recurrent or metrics.kv.states) and model_type not in _STATE_CHECK_SKIPS
     # a sequence-to-sequence model's forward wants decoder inputs: its KV stays unchecked here

@@ -46,6 +46,9 @@ _VISION = {
     "vision_backbone",  # Molmo's own names: image_vit, image_pooling_2d, image_projector
     "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
     "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
+    "sam_model",  # Unlimited-OCR's checkpoint names: SAM's tower, and the separator between views
+    "view_separator",
+    "view_seperator",
 }
 _PROJECTOR = {
     "mm_projector",
@@ -111,8 +114,10 @@ _EMBED = {
     "per_layer_model_projection",
     "input_embedding",  # CPM-Ant's tokens and prompt tokens, and its segments
     "segment_embedding",
+    "embed",  # Inkling 2's checkpoint names (llm.embed, llm.embed_norm): the embedding and its own norm
+    "embed_norm",
 }
-_HEAD = {"lm_head", "embed_out", "output"}
+_HEAD = {"lm_head", "embed_out", "output", "unembed"}  # unembed: Inkling 2's checkpoint name
 _ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}
 _ATTN = {
     "self_attn",
@@ -160,6 +165,25 @@ _LINEAR_NAMES = {
 # mask), and a Mamba mixer is told by its A_log, conv1d and in_proj beside its dt_proj
 _LINEAR_WITNESSES = _LINEAR_NAMES - {"dt_proj"}
 _MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block", "mlps"}  # mlps: LongCat's
+# Inkling's short convolutions on each sub-layer's output, beside attention's and the MLP's
+_ATTN_OUTPUT_CONVS = {"attn_sconv", "post_attention_convolution"}
+_MLP_OUTPUT_CONVS = {"mlp_sconv", "post_mlp_convolution"}
+# Inkling 2's attention residuals (learned queries over the residual blocks) and its loop's message gates:
+# mixings of residual streams, as hyper-connections are
+_RESIDUAL_ATTENTION = {
+    "attention_input",
+    "mlp_input",
+    "final_input",
+    "message_input",
+    "q_message_gate",
+    "k_message_gate",
+    "v_message_gate",
+    "mlp_message_gate",
+    "attn_res",  # their checkpoint names: llm.attn_res.attn_queries.{i}, mlp_queries.{i}, output_query
+    "controllers",  # and the loop's: layers.{i}.controllers.{attn,k,v,mlp}.{down,forget,gain}_weight
+}
+# short convolutions over attention's keys and values (Inkling): no recurrent mixer
+_KV_CONVS = {"k_sconv", "v_sconv", "sconv"}
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 _MLP_PROJECTIONS |= {"per_layer_input_gate", "per_layer_projection"}  # Gemma 3n / 4: a gated per-layer input
@@ -214,6 +238,9 @@ def _is_scale(segments: list[str]) -> bool:
         return False
     if last == "scale" and "router" in segments:  # Gemma 4's router scales its input, a learned vector
         return False
+    if last == "scale" and len(segments) > 1 and (segments[-2] == "norm" or segments[-2].endswith("l2_clip")):
+        # Inkling 2's learned per-head scale before an L2 clip (q_proj.norm.scale, checkpoint q_l2_clip.scale)
+        return False
     return (
         last.endswith(_SCALE_SUFFIXES)
         or last in ("scales", "scale", "zeros", "g_idx", "SCB", "weight_format")
@@ -245,7 +272,11 @@ def classify(
         return "multimodal_projector", None
     if segments[0] in _TOP_PROJECTOR or segments[:2] == ["visual_tokenizer", "head"]:  # Ovis 2.5's own names
         return "multimodal_projector", None
-    if segset & _VISION or segments[0] in ("vision", "image"):
+    if "visual" in segset and segments[segments.index("visual") + 1 :][:1] in (["proj_in"], ["proj_out"]):
+        return "multimodal_projector", None  # Inkling 2's merger, as its checkpoints name it
+    if (
+        segset & _VISION or segments[0] in ("vision", "image") or "audio" in segments[:2]
+    ):  # model.audio: Inkling's
         return "vision_tower", None
     if _is_flat_vit(segments):
         return "vision_tower", None
@@ -261,8 +292,12 @@ def classify(
     ):
         return "output_head", layer
     last = segments[-1]
-    if any(s.startswith("hc_") for s in segments):
+    if any(s.startswith("hc_") for s in segments) or segset & _RESIDUAL_ATTENTION:
         return "hyper_connections", layer
+    if segset & _ATTN_OUTPUT_CONVS:
+        return "attention", layer
+    if segset & _MLP_OUTPUT_CONVS:
+        return "dense_mlp", layer
     is_norm_weight = len(shape) == 1 and len(segments) > 1 and "norm" in segments[-2]
     if segset & _ALTUP and not is_norm_weight:
         return "hyper_connections", layer  # Gemma 3n's AltUp: further residual streams and their mixing
@@ -398,7 +433,9 @@ class _Tally:
             features["mla"].add(layer)
             if shape:
                 report.kv_a_rows.add(shape[0])
-        if "linear_attn" in segset or (segset & _ATTN and segset & _LINEAR_WITNESSES):
+        if "linear_attn" in segset or (
+            segset & _ATTN and segset & _LINEAR_WITNESSES and not segset & _KV_CONVS
+        ):
             features["linear_attention"].add(layer)
         if "experts" in segset or component == "routed_experts":
             features["experts"].add(layer)

@@ -78,7 +78,7 @@ def compute_metrics(snapshot: Snapshot, options: MetricsOptions = MetricsOptions
             f"unknown config reader {options.config_reader!r} (known: {', '.join(CONFIG_READERS)})"
         )
     cfg = ArchConfig.read(snapshot.config, use_transformers=options.config_reader == "auto")
-    layers = layer_census(cfg, facts(cfg)[0].sublayers)
+    layers = layer_census(cfg, facts(cfg)[0].sublayers, facts(cfg)[0].inkling > 0)
     kv = kv_report(
         cfg,
         layers,

@@ -20,6 +20,7 @@ from .config import ArchConfig
 from .estimate_audio import audio
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
 from .estimate_gemma import gemma_layer_extras, gemma_model_extras
+from .estimate_inkling import inkling_head_rows, inkling_layer, inkling_model_extras
 from .estimate_mixers import _attention, _zamba, mamba_shape
 from .estimate_mlp import _mlp
 from .estimate_vision import _vision, vision_kind
@@ -96,7 +97,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         head_cols = outer_width if type(outer_width) is int and 0 < outer_width <= width * 4 else width
         out.append(("lm_head.weight", dt, (head_rows, head_cols)))
     elif not cfg.tied_embeddings or arch.never_tied:
-        out.append(("lm_head.weight", dt, (vocab, width)))
+        out.append(("lm_head.weight", dt, (inkling_head_rows(cfg, arch, vocab), width)))
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
     blocks = block_configs(cfg)
@@ -104,11 +105,16 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += gemma_model_extras(cfg, sum(1 for x in layers if not x.mtp), h, dt)
     if arch.shared_blocks:
         out += _zamba(cfg, arch, layers, h, dt)
+    if arch.inkling:
+        out += inkling_model_extras(cfg, arch, h, dt)
     for layer in layers if not arch.shared_blocks else ():
         p = f"model.layers.{layer.index}."
         block = blocks[layer.index] if blocks and layer.index < len(blocks) else None
         if arch.sublayers > 1 and not layer.mtp:
             out += _sublayers(cfg, arch, layer, p, h, dt, norm_parts)
+            continue
+        if arch.inkling and not layer.mtp:
+            out += inkling_layer(cfg, arch, layer, p, h, dt)
             continue
         attn = _attention(cfg, arch, layer, p, h, dt, block)
         mlp = _mlp(cfg, arch, layer, p, h, dt, block)

@@ -15,6 +15,7 @@ from typing import Any
 
 from .config import ArchConfig
 from .estimate_facts import Triple
+from .estimate_inkling import inkling_audio
 from .estimate_towers import _clippable, _int, _linear, _norm
 
 DT = "BF16"
@@ -75,6 +76,7 @@ Audio = Callable[[dict[str, Any], int], list[Triple]]
 AUDIO: dict[str, tuple[str, Audio]] = {
     "gemma4": ("gemma4_audio", _gemma4_audio),
     "gemma4_unified": ("gemma4_unified_audio", _gemma4_unified_audio),
+    "inkling_mm_model": ("inkling_audio", inkling_audio),
 }
 
 

@@ -185,6 +185,12 @@ class ArchitectureFacts:
     # CPM-Ant: prompt_types x prompt_length prompt-token rows after the vocabulary, a segment embedding and
     # one relative position bias table (segment pairs and distance buckets, per head) for every layer
     cpm_embeddings: bool = False
+    # Inkling's stack (1: Inkling, 2: Inkling 2; estimate_inkling.py): attention with relative position
+    # logits and short convolutions over its keys, values and each sub-layer's output; Inkling 2 adds
+    # attention residuals over blocks of layers, gated outputs, sinks and learned q/relative scales
+    inkling: int = 0
+    layer_names: tuple[str, ...] = ()  # layer_types words the architecture's own layout gives meaning to
+    mtp_only_keys: tuple[str, ...] = ()  # keys that shape only MTP layers: idle while the config has none
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -623,6 +629,40 @@ ARCHITECTURE_FACTS["axk1"] = dataclasses.replace(ARCHITECTURE_FACTS["axk1"], moe
 
 for _model_type in ("nemotron_h", "mllama_text_model", "mllama"):  # no tied-weights keys in the class
     ARCHITECTURE_FACTS[_model_type] = dataclasses.replace(ARCHITECTURE_FACTS[_model_type], never_tied=True)
+
+
+# Inkling: "hybrid" layers are full attention, "hybrid_sliding" ones sliding, with their own swa_* heads;
+# the router's epsilon, its shared-expert sink and the class's fixed count of conv states size nothing;
+# its class turns local_layer_ids into layer_types and a release's dense_intermediate_size into
+# intermediate_size (its intermediate_size into moe_intermediate_size), which are read
+_INKLING = ArchitectureFacts(
+    inkling=1,
+    never_tied=True,
+    layer_names=("hybrid_sliding",),
+    unused_keys=(
+        "rms_norm_eps_moe_gate",
+        "shared_expert_sink",
+        "number_of_conv_states",
+        "unpadded_vocab_size",
+        "local_layer_ids",
+        "dense_intermediate_size",
+    ),
+    mtp_only_keys=("mtp_hidden_states_first", "chain_hidden_post_norm", "mtp_local_layer_ids"),
+)
+ARCHITECTURE_FACTS["inkling_text"] = _INKLING
+ARCHITECTURE_FACTS["inkling_mm_model"] = _INKLING
+# Inkling 2: blocks of n_layers_per_attn_res_block layers only group the residuals the attention
+# residuals read (one query per input whatever the grouping); the softcaps are constants
+_INKLING2 = ArchitectureFacts(
+    inkling=2,
+    never_tied=True,
+    layer_names=("hybrid_sliding",),
+    unused_keys=("n_layers_per_attn_res_block", "mlp_gate_softcap", "number_of_conv_states"),
+)
+for _model_type in ("inkling2_text", "inkling2", "inkling2_loop_text", "inkling2_loop"):
+    ARCHITECTURE_FACTS[_model_type] = _INKLING2
+# Unlimited-OCR's text model: DeepSeek-V2's MoE with plain attention, its shared experts biased with mlp_bias
+ARCHITECTURE_FACTS["unlimited_ocr_text"] = ArchitectureFacts(shared_expert_bias=True)
 
 
 _COMMON = ArchitectureFacts()

@@ -193,7 +193,7 @@ def kv_report(
             kv = nas_kv[layer.index] or kv
         name = "sliding_window" if layer.attention == "swa" else "full_attention"
         key = (name, layer.window if name == "sliding_window" else None, kv, hd, vd)
-        shapes[key] = shapes.get(key, 0) + 1
+        shapes[key] = shapes.get(key, 0) + layer.passes  # a looped layer keeps its KV once per pass
     for (name, window, kv, hd, vd), count in sorted(
         shapes.items(), key=lambda x: (x[0][0], x[0][1] or 0, x[0][2:])
     ):
@@ -206,6 +206,12 @@ def kv_report(
                 f"{widths} × {kv} × {b:g}" + (f", at most {window} tokens" if window else ""),
                 window,
             )
+        )
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and "reference_sliding_attention" in types:
+        assumptions.append(  # Unlimited-OCR's
+            "sliding layers keeping every prompt token (reference sliding attention): counted at every "
+            "token, as if all were prompt; generated tokens beyond the window are dropped, so this is an upper bound"
         )
     if reusing:
         assumptions.append(
@@ -378,6 +384,7 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 f"({kernel} - 1) × {h} × {model_bytes}",
             )
         )
+    out += _attention_convs(cfg, by_kind, model_bytes, model_dtype)
     rwkv = by_kind.get("rwkv", [])
     if rwkv:  # RWKV-4: two token-shift vectors and the WKV numerator, denominator and maximum, float32
         h = cfg.hidden_size or 0
@@ -397,6 +404,35 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 heads * dim * dim * 4,
                 "float32",
                 f"{heads} × {dim} × {dim} × 4",
+            )
+        )
+    return out
+
+
+def _attention_convs(
+    cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: int, model_dtype: str
+) -> list[StateGroup]:
+    """Inkling: the short convolutions over each layer's keys, values, attention output and MLP output
+    keep their last conv_kernel_size - 1 inputs, per sequence; full and sliding layers differ in KV
+    width (the swa_* heads), so each kind is a group of its own. A looped layer keeps them once per pass."""
+    from .estimate import layer_heads
+
+    kernel = cfg.number("conv_kernel_size", "sconv_kernel_size", default=4) or 4
+    h = cfg.hidden_size or 0
+    out: list[StateGroup] = []
+    for name, kinds in (("attention_conv", ("mha", "gqa", "mqa")), ("sliding_attention_conv", ("swa",))):
+        layers = [x for kind in kinds for x in by_kind.get(kind, []) if x.attention_convs]
+        if not layers:
+            continue
+        _, kv, hd, vd = layer_heads(cfg, layers[0])
+        width = kv * (hd + vd) + 2 * h
+        out.append(
+            StateGroup(
+                name,
+                sum(x.passes for x in layers),  # a looped layer's state once per pass
+                (kernel - 1) * width * model_bytes,
+                model_dtype,
+                f"({kernel} - 1) × ({kv} × ({hd} + {vd}) + 2 × {h}) × {model_bytes}",
             )
         )
     return out

@@ -50,6 +50,7 @@ KNOWN_LAYER_NAMES = (
     | set(BLOCK_MLP_NAMES)
     | {"chunked_attention", "indexed_attention", "hybrid", "none", "no_op", "cross", "conv"}
     | {"compressed_sparse_attention", "heavily_compressed_attention"}
+    | {"reference_sliding_attention"}
 )
 # DeepSeek-V4's compressed kinds (transformers' layer_types): each keeps a sliding window beside a KV
 # stream compressed by its rate in compress_rates; the sparse one (CSA) also has a lightning indexer
@@ -110,6 +111,11 @@ class LayerInfo:
     compress_ratio: int | None = None  # tokens per stored KV entry, for compressed-KV layers
     parallel_ssm: bool = False  # a Mamba mixer beside the attention (Falcon-H1, Zamba2 hybrid layers)
     kv_shared: bool = False  # reuses an earlier layer's keys and values: stores none (Gemma 3n, Gemma 4)
+    # short convolutions over its keys, values and sub-layer outputs (Inkling): their last inputs are state
+    attention_convs: bool = False
+    # times the layer runs for each token (Inkling 2 Loop's middle layers): its parameters are stored once,
+    # but every pass keeps keys, values and state of its own
+    passes: int = 1
 
 
 def full_kind(cfg: ArchConfig) -> str:
@@ -185,6 +191,8 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
                 kinds[i] = "shortconv"
             elif kind in LINEAR_NAMES:
                 kinds[i] = "kda" if kind in ("kda", "kimi_delta_attention") else recurrent
+            elif kind == "reference_sliding_attention":  # Unlimited-OCR: every prompt token kept, the rest
+                kinds[i] = "swa"  # within the window: no cap on what a sequence may keep
             elif kind == "chunked_attention":
                 kinds[i], windows[i] = "swa", chunk or window
             elif kind in SLIDING_NAMES or "sliding" in kind:
@@ -363,9 +371,10 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     return out
 
 
-def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
+def layer_census(cfg: ArchConfig, sublayers: int = 1, attention_convs: bool = False) -> list[LayerInfo]:
     """The layers, MTP ones after; a layer of ``sublayers`` attention sublayers (LongCat-Flash's two)
-    is one layer, counted by num_layers."""
+    is one layer, counted by num_layers. With ``attention_convs`` (Inkling) every layer is attention
+    with short convolutions: its "hybrid" layers are full attention, no Mamba beside it."""
     n = cfg.num_layers
     if sublayers > 1:
         n = cfg.number("num_layers", default=n // sublayers) or 0
@@ -398,6 +407,13 @@ def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
         )
         for i in range(n)
     ]
+    if attention_convs:
+        layers = [dataclasses.replace(x, parallel_ssm=False, attention_convs=True) for x in layers]
+    passes = cfg.number("loop_num_passes")
+    if passes is not None and passes > 1:  # layers loop_layer_index_start to _end - 1 run passes times
+        start = cfg.number("loop_layer_index_start", default=0) or 0
+        end = cfg.number("loop_layer_index_end", default=0) or 0
+        layers = [dataclasses.replace(x, passes=passes) if start <= x.index < end else x for x in layers]
     shared = cfg.number("num_kv_shared_layers", default=0) or 0
     if 0 < shared <= n:  # the last layers reuse the keys and values of an earlier layer of their type
         layers = [dataclasses.replace(x, kv_shared=x.index >= n - shared) for x in layers]

@@ -20,7 +20,8 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     glm_moe_dsa glm_ocr glmga got_ocr2 gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox gpt_neox_japanese
     gpt_oss gptj granite granite_docling granite_swa granitemoe granitemoe_swa granitemoehybrid
     granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe hunyuan_vl hy_v3 hy_v4 hy_v4_vl
-    hyperclovax hyperclovax_vision_v2 idefics idefics2 idefics3 instructblip instructblipvideo
+    hyperclovax hyperclovax_vision_v2 idefics idefics2 idefics3 inkling2 inkling2_loop
+    inkling2_loop_text inkling2_text inkling_mm_model inkling_text instructblip instructblipvideo
     internlm3 internvl iquestcoder jais2 jamba jetmoe kimi_k25 kimi_linear kolibri1 kolibri1_1
     laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3 lfm3_vl lighton_ocr llama llama4 llama4_text llava
     llava_next llava_next_video llava_onevision llava_onevision1_5 longcat_flash mamba mamba2 mellum
@@ -31,8 +32,8 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     phi phi3 phimoe pp_chart2table qianfan_ocr qwen2 qwen2_5_vl qwen2_moe qwen2_vl qwen3 qwen3_5
     qwen3_5_moe qwen3_5_moe_text qwen3_5_text qwen3_moe qwen3_next qwen3_vl qwen3_vl_moe
     recurrent_gemma rwkv sarvam_mla sarvam_moe seed_oss shieldgemma2 smollm3 smolvlm solar_open
-    stablelm starcoder2 step3p7 vaultgemma video_llama_3 video_llava vipllava xglm youtu zamba
-    zamba2
+    stablelm starcoder2 step3p7 unlimited_ocr vaultgemma video_llama_3 video_llava vipllava xglm
+    youtu zamba zamba2
     """.split()  # noqa: SIM905
 )
 SWEPT_TYPES: frozenset[str] = frozenset(

@@ -322,6 +322,11 @@ def serving_report(metrics: Metrics, patterns: Iterable[Pattern], options: Servi
     assumptions = [RULES["mtp"]] if any(x.mtp for x in metrics.layers) else []
     if metrics.unverified:
         assumptions.append("the metrics these rest on are unverified: " + "; ".join(metrics.unverified)[:300])
+    if any(x.attention_convs or x.passes > 1 for x in main):  # Inkling's (the KV report counts them)
+        assumptions.append(
+            "not in these figures: the short convolutions' state beside attention and a looped layer's "
+            "further passes (no engine's layout of them is modelled)"
+        )
     return ServingReport(
         options,
         tuple(stages),

@@ -26,6 +26,7 @@ from .config import (
 )
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
 from .estimate_audio import audio_modelled
+from .estimate_inkling import inkling_doubts
 from .estimate_towers import counted_parts, tower_doubts
 from .estimate_vision import OWN_PARTS
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
@@ -235,7 +236,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     reasons: list[str] = []
     raw = cfg.raw_text
     types = layer_types(cfg, cfg.num_layers) or []
-    unknown_types = sorted({t for t in types if t not in KNOWN_LAYER_NAMES})
+    known_types = KNOWN_LAYER_NAMES | set(facts(cfg)[0].layer_names)  # Inkling's hybrid_sliding
+    unknown_types = sorted({t for t in types if t not in known_types})
     if unknown_types:
         reasons.append(f"layer type {', '.join(unknown_types)} not understood")
     if "hybrid" in types and any(x.attention == "mamba" for x in layers) and not facts(cfg)[0].shared_blocks:
@@ -284,6 +286,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
     if cfg.via_transformers:  # the class has written these into the layer_types read
         understood |= _RESOLVED_INTO_LAYER_TYPES
+    if not cfg.mtp_layers:  # no MTP layer for these keys to shape
+        understood |= set(arch.mtp_only_keys)
     if arch.idle_unless_layer and arch.idle_unless_layer[0] not in types:  # no layer has the feature
         understood |= set(arch.idle_unless_layer[1])
     for width_key in (arch.dense_width_key, arch.swa_heads_key):  # read by every layer of its kind, of
@@ -310,6 +314,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         kind = cfg.vision.get("model_type") or "of this kind"
         reasons.append(f"vision tower {kind} not modelled: not counted")
     reasons += tower_doubts(cfg)
+    reasons += inkling_doubts(cfg)
     mtp_pattern = raw.get("mtp_hybrid_override_pattern")
     if mtp_pattern is not None and mtp_pattern != "*E":
         reasons.append(
