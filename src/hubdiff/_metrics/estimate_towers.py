@@ -101,7 +101,7 @@ def _clip(v: dict, e: str) -> list[Triple]:
     return out
 
 
-def _glm_ocr(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+def _glm_ocr(cfg: ArchConfig, v: dict, text_hidden: int, context: int | None = None) -> list[Triple]:
     """GLM-OCR: GLM-4V's tower with per-head q/k RMS norms, a gated MLP intermediate_size wide (biased
     with the attention), no learned positions; the merger's gated MLP is out_hidden_size x in_channels
     wide, as the class builds it."""
@@ -120,7 +120,7 @@ def _glm_ocr(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
         out += _norm(b + "attn.q_norm", d // heads, False) + _norm(b + "attn.k_norm", d // heads, False)
         out += _linear(b + "mlp.gate_proj", mlp, d, bias) + _linear(b + "mlp.up_proj", mlp, d, bias)
         out += _linear(b + "mlp.down_proj", d, mlp, bias)
-    context = out_h * channels
+    context = out_h * channels if context is None else context
     out += _linear(e + "merger.proj", out_h, out_h, False) + _norm(e + "merger.post_projection_norm", out_h)
     out += _linear(e + "merger.gate_proj", context, out_h, False)
     out += _linear(e + "merger.up_proj", context, out_h, False)
@@ -128,6 +128,12 @@ def _glm_ocr(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     out += [(e + "downsample.weight", DT, (out_h, d, merge, merge)), (e + "downsample.bias", DT, (out_h,))]
     out += _norm(e + "post_layernorm", d, False)
     return out
+
+
+def _glm5_next(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """GLM-5-Next: GLM-OCR's tower, its merger's gated MLP projection_intermediate_size wide (its
+    swiglu_limit clamps activations, sizing nothing)."""
+    return _glm_ocr(cfg, v, text_hidden, _int(v.get("projection_intermediate_size"), 10240))
 
 
 def _idefics3(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
@@ -601,6 +607,7 @@ Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
 TOWERS: dict[str, tuple[str, Tower]] = {
     "glm_ocr": ("glm_ocr_vision", _glm_ocr),
+    "glm5_next": ("glm5_next_vision", _glm5_next),
     "idefics3": ("idefics3_vision", _idefics3),
     "smolvlm": ("smolvlm_vision", _idefics3),
     "idefics2": ("idefics2_vision", _idefics2),
@@ -656,7 +663,7 @@ def tower_kind(cfg: ArchConfig) -> str | None:
     if not v or entry is None or str(v.get("model_type") or "") != entry[0]:
         return None
     sizes: tuple[str, ...] = ("hidden_size", "intermediate_size", "num_hidden_layers")
-    if outer == "glm_ocr":
+    if outer in ("glm_ocr", "glm5_next"):
         sizes = ("hidden_size", "out_hidden_size")
     elif outer == "llava_onevision1_5":
         sizes = ("hidden_size", "intermediate_size")
