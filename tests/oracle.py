@@ -1245,6 +1245,19 @@ def _filled_text_sizes(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {**nested, **filled}} if filled else {}
 
 
+def _filled_mlp_types(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """A text config's mlp_layer_types the class leaves None although its layers index it (DeepSeek-OCR-2):
+    its docstring's example, the first layer dense and the others sparse, written into the config's own
+    text_config. Which layer is sparse is the config's to say; the estimate reads the list."""
+    text, nested = getattr(cfg_obj, "text_config", None), config.get("text_config")
+    n = getattr(text, "num_hidden_layers", None)
+    if not isinstance(nested, dict) or getattr(text, "mlp_layer_types", ()) is not None:
+        return {}
+    if not isinstance(n, int) or n < 1:
+        return {}
+    return {"text_config": {**nested, "mlp_layer_types": ["dense"] + ["sparse"] * (n - 1)}}
+
+
 def _filled_maps(cfg_obj: Any) -> dict[str, Any]:
     """Tokenizer bookkeeping a model reads at construction although it sizes nothing: Chameleon's and
     Emu3's vocabulary_map (which BPE tokens stand for image codes), empty when the class leaves it None."""
@@ -1271,6 +1284,8 @@ def sweep_row(case: Case) -> Row:
         if model is None
         else {}
     )
+    if model is None:
+        filled.update(_filled_mlp_types(cfg_obj, {**case.config, **filled}))
     if filled:  # defaults the class leaves unset but its model divides by: set as the class documents them
         again, _ = build_config({**case.config, **filled})
         if again is not None:

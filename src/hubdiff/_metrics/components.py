@@ -63,6 +63,9 @@ _VISION = {
     "vision_backbone",  # Molmo's own names: image_vit, image_pooling_2d, image_projector
     "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
     "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
+    "sam_model",  # DeepSeek-OCR-2's checkpoints: SAM's ViT, then a Qwen2 stack read over its patches
+    "qwen2_model",
+    "view_seperator",  # DeepSeek-OCR-2: the learned separator between an image's views, spelled so
 }
 _PROJECTOR = {
     "mm_projector",

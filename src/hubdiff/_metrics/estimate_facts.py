@@ -600,6 +600,10 @@ for _model_type in ("deepseek_v32", "glm_moe_dsa"):
 
 
 ARCHITECTURE_FACTS["deepseek_v2"] = ArchitectureFacts(shared_expert_bias=True)
+# DeepSeek-OCR-2's text model: DeepSeek-V2's MoE with plain multi-head attention, its shared experts biased
+# with mlp_bias too
+for _model_type in ("deepseek_ocr2", "deepseek_ocr2_text"):
+    ARCHITECTURE_FACTS[_model_type] = ArchitectureFacts(shared_expert_bias=True)
 
 
 for _model_type in (

@@ -1139,6 +1139,78 @@ def _molmo2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _deepseek_ocr2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """DeepSeek-OCR-2, in its checkpoints' names: SAM's ViT (windowed attention with relative positions,
+    global in global_attn_indexes), its neck and two strided convolutions to downsample_channels, then a
+    Qwen2 decoder stack without embeddings (encoder_config) read over the patches and 144 or 256 learned
+    queries, a biased projector into the text width and the separator between views. Defaults are the
+    configuration classes'."""
+    v = cfg.raw.get("vision_config")
+    v = v if isinstance(v, dict) else {}
+    s, q = v.get("sam_config"), v.get("encoder_config")
+    s, q = (s if isinstance(s, dict) else {}), (q if isinstance(q, dict) else {})
+    d, depth, heads = (
+        s.get("hidden_size") or 768,
+        s.get("num_hidden_layers") or 12,
+        s.get("num_attention_heads") or 12,
+    )
+    patch, channels, image = (
+        s.get("patch_size") or 16,
+        s.get("num_channels") or 3,
+        s.get("image_size") or 1024,
+    )
+    mlp = s.get("mlp_dim") or int(d * (s.get("mlp_ratio") or 4.0))
+    grid, window = image // patch, s.get("window_size") or 0
+    wide = s.get("global_attn_indexes", (2, 5, 8, 11)) or ()
+    out_c, down = s.get("output_channels") or 256, s.get("downsample_channels") or [512, 896]
+    e = "model.sam_model."
+    out: list[Triple] = [
+        (e + "patch_embed.proj.weight", dt, (d, channels, patch, patch)),
+        (e + "patch_embed.proj.bias", dt, (d,)),
+    ]
+    if s.get("use_abs_pos", True) is not False:
+        out.append((e + "pos_embed", dt, (1, grid, grid, d)))
+    for i in range(depth):
+        b = f"{e}blocks.{i}."
+        out += [(b + "attn.qkv.weight", dt, (3 * d, d)), (b + "attn.proj.weight", dt, (d, d))]
+        out += [(b + "attn.qkv.bias", dt, (3 * d,))] if s.get("qkv_bias", True) is not False else []
+        side = grid if i in wide or not window else window
+        if s.get("use_rel_pos", True) is not False:
+            out += [(b + f"attn.rel_pos_{x}", dt, (2 * side - 1, d // heads)) for x in ("h", "w")]
+        out += [(b + "attn.proj.bias", dt, (d,))]
+        out += [(b + "mlp.lin1.weight", dt, (mlp, d)), (b + "mlp.lin1.bias", dt, (mlp,))]
+        out += [(b + "mlp.lin2.weight", dt, (d, mlp)), (b + "mlp.lin2.bias", dt, (d,))]
+        out += [(b + f"{n}.{w}", dt, (d,)) for n in ("norm1", "norm2") for w in ("weight", "bias")]
+    out += [(e + "neck.0.weight", dt, (out_c, d, 1, 1)), (e + "neck.2.weight", dt, (out_c, out_c, 3, 3))]
+    out += [(e + f"neck.{i}.{w}", dt, (out_c,)) for i in (1, 3) for w in ("weight", "bias")]
+    out += [
+        (e + "net_2.weight", dt, (down[0], out_c, 3, 3)),
+        (e + "net_3.weight", dt, (down[1], down[0], 3, 3)),
+    ]
+    w, layers = q.get("hidden_size") or 4096, q.get("num_hidden_layers") or 32
+    qh = q.get("num_attention_heads") or 32
+    kv, hd = q.get("num_key_value_heads") or qh, w // qh
+    qmlp = q.get("intermediate_size") or 22016
+    e = "model.qwen2_model."
+    for i in range(layers):
+        b = f"{e}model.model.layers.{i}."
+        for proj, width in (("q_proj", qh * hd), ("k_proj", kv * hd), ("v_proj", kv * hd)):
+            out += [
+                (b + f"self_attn.{proj}.weight", dt, (width, w)),
+                (b + f"self_attn.{proj}.bias", dt, (width,)),
+            ]
+        out += [(b + "self_attn.o_proj.weight", dt, (w, qh * hd))]
+        out += _dense(b + "mlp.", w, qmlp, dt, gated=True)
+        out += [(b + f"{n}.weight", dt, (w,)) for n in ("input_layernorm", "post_attention_layernorm")]
+    out += [(e + "model.model.norm.weight", dt, (w,))]
+    out += [(e + "query_768.weight", dt, (144, w)), (e + "query_1024.weight", dt, (256, w))]
+    out += [
+        ("model.projector.layers.weight", dt, (text_hidden, w)),
+        ("model.projector.layers.bias", dt, (text_hidden,)),
+    ]
+    return [*out, ("model.view_seperator", dt, (text_hidden,))]
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -1159,6 +1231,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "instructblipvideo": _blip2,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
+    "deepseek_ocr2": _deepseek_ocr2,
 }
 
 
