@@ -1258,6 +1258,21 @@ def _filled_mlp_types(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {**nested, "mlp_layer_types": ["dense"] + ["sparse"] * (n - 1)}}
 
 
+def _filled_projector_maps(cfg_obj: Any) -> dict[str, Any]:
+    """Granite 4 Vision's downsample_rate and deepstack_layer_map, None by default although its model
+    builds one window Q-Former for each pair and splits the rate into its windows: the docstring's example
+    rate "1/4", and two [vision_layer, llm_layer] pairs (the last two tower layers into the first two text
+    layers), so that the count of downsamplers is seen to follow the map."""
+    if not (hasattr(cfg_obj, "deepstack_layer_map") and hasattr(cfg_obj, "downsample_rate")):
+        return {}
+    out: dict[str, Any] = {}
+    if cfg_obj.downsample_rate is None:
+        out["downsample_rate"] = "1/4"
+    if cfg_obj.deepstack_layer_map is None:
+        out["deepstack_layer_map"] = [[-2, 0], [-1, 1]]
+    return out
+
+
 def _filled_maps(cfg_obj: Any) -> dict[str, Any]:
     """Tokenizer bookkeeping a model reads at construction although it sizes nothing: Chameleon's and
     Emu3's vocabulary_map (which BPE tokens stand for image codes), empty when the class leaves it None."""
@@ -1286,6 +1301,7 @@ def sweep_row(case: Case) -> Row:
     )
     if model is None:
         filled.update(_filled_mlp_types(cfg_obj, {**case.config, **filled}))
+        filled.update(_filled_projector_maps(cfg_obj))
     if filled:  # defaults the class leaves unset but its model divides by: set as the class documents them
         again, _ = build_config({**case.config, **filled})
         if again is not None:

@@ -90,6 +90,8 @@ _PROJECTOR = {
     "patch_merge_mlp",  # MiniMax-M3 VL's MLP over merged patches, after its projector
     "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger
     "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
+    "layerwise_projectors",  # Granite 4 Vision's window Q-Former downsamplers, per deepstack layer pair
+    "spatial_projectors",  # and per spatial offset group
 }
 # projector parts named at the top level (Mistral's consolidated checkpoints), a name that elsewhere may
 # be a vision tower's own (a patch merger inside a tower)

@@ -136,6 +136,52 @@ def _glm5_next(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return _glm_ocr(cfg, v, text_hidden, _int(v.get("projection_intermediate_size"), 10240))
 
 
+def _window_sides(rate: Any) -> tuple[int, int] | None:
+    """Granite 4 Vision's downsample_rate "q/w": the query window's side and the key window's."""
+    parts = rate.split("/") if isinstance(rate, str) else []
+    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def _qformer_layers(cfg: ArchConfig, b: str, d: int) -> list[Triple]:
+    """A query-only BLIP-2 Q-Former d wide (Granite 4 Vision sets its width, heads and encoder width from
+    the tower's): its layers' self-attention, cross-attention every cross_attention_frequency layers, the
+    queries' feed-forward, and a final LayerNorm; the defaults are the ones Granite 4 Vision gives it."""
+    q = cfg.raw.get("qformer_config")
+    q = q if isinstance(q, dict) else {}
+    depth, mlp = _int(q.get("num_hidden_layers"), 1), _int(q.get("intermediate_size"), 3072)
+    every = _int(q.get("cross_attention_frequency"), 1) or 1
+    out: list[Triple] = _norm(b + "layernorm", d)
+    for i in range(depth):
+        x = f"{b}encoder.layer.{i}."
+        for part in ("attention.", "crossattention.") if i % every == 0 else ("attention.",):
+            for proj in ("query", "key", "value"):
+                out += _linear(f"{x}{part}attention.{proj}", d, d)
+            out += _linear(x + part + "output.dense", d, d) + _norm(x + part + "output.LayerNorm", d)
+        out += _linear(x + "intermediate_query.dense", mlp, d) + _linear(x + "output_query.dense", d, mlp)
+        out += _norm(x + "output_query.LayerNorm", d)
+    return out
+
+
+def _granite4_vision(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Granite 4 Vision: a CLIP tower, LLaVA-NeXT's image_newline, and a window Q-Former downsampler for
+    each deepstack_layer_map pair and for each of the four spatial offset groups: a LayerNorm, query
+    tokens (the query window's area) and key-window positions, a Q-Former as wide as the tower, and a
+    biased linear into the text width."""
+    d = v["hidden_size"]
+    sides = _window_sides(cfg.raw.get("downsample_rate"))
+    query, window = sides or (1, 1)
+    out = [*_clip(v, "model.vision_tower."), ("model.image_newline", DT, (text_hidden,))]
+    pairs = cfg.raw.get("deepstack_layer_map")
+    groups = [f"model.layerwise_projectors.{i}." for i in range(len(pairs) if isinstance(pairs, list) else 0)]
+    for p in groups + [f"model.spatial_projectors.{i}." for i in range(4)]:
+        out += [*_norm(p + "norm", d), (p + "query", DT, (1, query * query, d))]
+        out += [(p + "image_positions", DT, (1, window * window, d))]
+        out += _qformer_layers(cfg, p + "qformer.", d) + _linear(p + "out_linear", text_hidden, d)
+    return out
+
+
 def _idefics3(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     """Idefics3 and SmolVLM: SigLIP, then one unbiased projection of scale_factor² shuffled patches."""
     shuffled = v["hidden_size"] * _int(cfg.raw.get("scale_factor"), 2) ** 2
@@ -628,10 +674,14 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
     "idefics": ("idefics_vision", _idefics),
+    "granite4_vision": ("clip_vision_model", _granite4_vision),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
-COUNTED_PARTS: dict[str, frozenset[str]] = {"idefics2": frozenset({"perceiver_config"})}
+COUNTED_PARTS: dict[str, frozenset[str]] = {
+    "idefics2": frozenset({"perceiver_config"}),
+    "granite4_vision": frozenset({"qformer_config"}),
+}
 
 
 def counted_parts(cfg: ArchConfig) -> frozenset[str]:
@@ -675,6 +725,13 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("hidden_size", "num_hidden_layers")
     elif outer == "gemma4_unified":
         sizes = ()  # no tower: every size of the embedder has its class's default
+    elif outer == "granite4_vision":  # its downsamplers need a window and a deepstack map to be built
+        q = cfg.raw.get("qformer_config")
+        pairs = cfg.raw.get("deepstack_layer_map")
+        if _window_sides(cfg.raw.get("downsample_rate")) is None or not isinstance(pairs, list):
+            return None
+        if isinstance(q, dict) and q.get("use_qformer_text_input") is True:
+            return None  # a Q-Former with text embeddings and a text feed-forward: not written here
     if not all(isinstance(v.get(k), int) and not isinstance(v.get(k), bool) for k in sizes):
         return None
     types = v.get("layer_types")
