@@ -630,8 +630,9 @@ def _numel(shape: tuple[int, ...]) -> int:
     return n
 
 
-def _decoder_layers(decoder: Any) -> list[Any]:
-    """The decoder's layer list: the longest ModuleList not inside another one."""
+def _decoder_layers(decoder: Any, towers: frozenset[int] = frozenset()) -> list[Any]:
+    """The decoder's layer list: the longest ModuleList not inside another one, nor inside a vision tower
+    the decoder holds (``towers``: GIT's CLIP stack is deeper than its text stack by default)."""
     import torch.nn as nn
 
     lists: list[Any] = []
@@ -639,10 +640,38 @@ def _decoder_layers(decoder: Any) -> list[Any]:
     for _, module in decoder.named_modules():
         if id(module) in inner:
             continue
+        if id(module) in towers:
+            inner.update(id(m) for m in module.modules() if m is not module)
+            continue
         if isinstance(module, nn.ModuleList):
             lists.append(module)
             inner.update(id(m) for m in module.modules() if m is not module)
     return max(lists, key=len) if lists else []
+
+
+def _unrun_by_text(model: Any, decoder: Any) -> set[int]:
+    """The parameters of the decoder's parts that a forward of text alone never calls, when the decoder
+    holds a vision tower: what runs once per image beside it (GIT's visual_projection into the text
+    width) is no more what a token uses than the tower is. Found by running four tokens through the model
+    on the meta device; a model that will not run without an image (IDEFICS) gives none."""
+    import torch
+
+    called: set[int] = set()
+    hooks = [m.register_forward_hook(lambda m, *_: called.add(id(m))) for m in decoder.children()]
+    try:
+        with _quiet(), torch.no_grad():
+            model(input_ids=torch.zeros(1, 4, dtype=torch.long, device="meta"))
+    except Exception:
+        return set()
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return {
+        id(t)
+        for child in decoder.children()
+        if id(child) not in called
+        for t in child.state_dict(keep_vars=True).values()
+    }
 
 
 def _top_k(block: Any, text_config: Any) -> int | None:
@@ -684,10 +713,14 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
     # a vision tower inside the decoder (IDEFICS's model holds it beside its layers) runs once per image,
     # not per token: the submodules built from the vision config are not what a token uses
     vision_config = getattr(config_obj, "vision_config", None)
+    towers: set[int] = set()
     if vision_config is not None:
         for module in decoder.modules():
             if module is not decoder and getattr(module, "config", None) is vision_config:
+                towers.add(id(module))
                 text_ids -= {id(t) for t in module.state_dict(keep_vars=True).values()}
+    if towers:
+        text_ids -= _unrun_by_text(model, decoder)
     seen: set[int] = set()
     text = 0
     for t in state.values():
@@ -712,7 +745,7 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             k = _top_k(block, text_config)
             if n and k:
                 inactive += params * (1 - min(k, n) / n)
-    layers = _decoder_layers(decoder)
+    layers = _decoder_layers(decoder, frozenset(towers))
     prefix = re.sub(r"(For[A-Z]\w*|LMHeadModel|Model)$", "", type(model).__name__)
     moe: set[int] = set()
     recurrent: set[int] = set()

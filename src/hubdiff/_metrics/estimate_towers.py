@@ -182,6 +182,18 @@ def _granite4_vision(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]
     return out
 
 
+def _git(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """GIT: a CLIP tower, a biased linear and a LayerNorm into the text width, and one learned offset per
+    frame when num_image_with_embedding is set."""
+    d = v["hidden_size"]
+    out = _clip(v, "git.image_encoder.vision_model.")
+    out += _linear("git.visual_projection.visual_projection.0", text_hidden, d)
+    out += _norm("git.visual_projection.visual_projection.1", text_hidden)
+    frames = cfg.raw.get("num_image_with_embedding")
+    frames = frames if type(frames) is int and 0 < frames <= 4096 else 0
+    return out + [(f"git.img_temporal_embedding.{i}", DT, (1, 1, d)) for i in range(frames)]
+
+
 def _idefics3(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     """Idefics3 and SmolVLM: SigLIP, then one unbiased projection of scale_factor² shuffled patches."""
     shuffled = v["hidden_size"] * _int(cfg.raw.get("scale_factor"), 2) ** 2
@@ -675,6 +687,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
     "idefics": ("idefics_vision", _idefics),
     "granite4_vision": ("clip_vision_model", _granite4_vision),
+    "git": ("git_vision_model", _git),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
