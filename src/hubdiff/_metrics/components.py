@@ -65,6 +65,7 @@ _VISION = {
     "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
     "sam_model",  # DeepSeek-OCR-2's checkpoints: SAM's ViT, then a Qwen2 stack read over its patches
     "qwen2_model",
+    "vqmodel",  # an image tokenizer (Janus's VQ-GAN): it encodes and decodes images, not text tokens
     "img_temporal_embedding",  # GIT: one learned offset per frame (num_image_with_embedding)
     "view_seperator",  # DeepSeek-OCR-2: the learned separator between an image's views, spelled so
 }
@@ -91,6 +92,9 @@ _PROJECTOR = {
     "patch_merge_mlp",  # MiniMax-M3 VL's MLP over merged patches, after its projector
     "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger
     "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
+    "generation_embeddings",  # Janus: image-code embeddings, their aligner into the text width, the head
+    "generation_aligner",  # over the codebook; run for image tokens, not text ones
+    "generation_head",
     "visual_projection",  # GIT's linear and LayerNorm from its CLIP tower into the text width
     "layerwise_projectors",  # Granite 4 Vision's window Q-Former downsamplers, per deepstack layer pair
     "spatial_projectors",  # and per spatial offset group

@@ -1211,6 +1211,148 @@ def _deepseek_ocr2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return [*out, ("model.view_seperator", dt, (text_hidden,))]
 
 
+def _vq_resnet(b: str, c_in: int, c_out: int, dt: str) -> list[Triple]:
+    """A VQ-GAN ResNet block: two GroupNorms and 3x3 convolutions, a 1x1 shortcut where the width changes."""
+    out: list[Triple] = [(b + f"norm1.{w}", dt, (c_in,)) for w in ("weight", "bias")]
+    out += [(b + "conv1.weight", dt, (c_out, c_in, 3, 3)), (b + "conv1.bias", dt, (c_out,))]
+    out += [(b + f"norm2.{w}", dt, (c_out,)) for w in ("weight", "bias")]
+    out += [(b + "conv2.weight", dt, (c_out, c_out, 3, 3)), (b + "conv2.bias", dt, (c_out,))]
+    if c_in != c_out:
+        out += [(b + "nin_shortcut.weight", dt, (c_out, c_in, 1, 1)), (b + "nin_shortcut.bias", dt, (c_out,))]
+    return out
+
+
+def _vq_attn(b: str, c: int, dt: str) -> list[Triple]:
+    out: list[Triple] = [(b + f"norm.{w}", dt, (c,)) for w in ("weight", "bias")]
+    for conv in ("q", "k", "v", "proj_out"):
+        out += [(b + f"{conv}.weight", dt, (c, c, 1, 1)), (b + f"{conv}.bias", dt, (c,))]
+    return out
+
+
+def _vq_mid(b: str, c: int, dt: str) -> list[Triple]:
+    return (
+        _vq_resnet(b + "block_1.", c, c, dt)
+        + _vq_attn(b + "attn_1.", c, dt)
+        + _vq_resnet(b + "block_2.", c, c, dt)
+    )
+
+
+def _janus_vqgan(q: dict, e: str, dt: str) -> list[Triple]:
+    """Janus's VQ-GAN (vq_config): an encoder of num_res_blocks ResNet blocks per channel_multiplier level
+    (attention after each on the last level, a strided convolution between levels), a middle block, the
+    quantizer's codebook and its 1x1 convolutions, and a decoder mirroring it with one more block a level."""
+    base, mults = q.get("base_channels") or 128, list(q.get("channel_multiplier") or (1, 1, 2, 2, 4))
+    blocks, latent = q.get("num_res_blocks") or 2, q.get("latent_channels") or 256
+    embed, codes = q.get("embed_dim") or 8, q.get("num_embeddings") or 16384
+    n, c_in = len(mults), q.get("in_channels") or 3
+    out: list[Triple] = [
+        (e + "encoder.conv_in.weight", dt, (base, c_in, 3, 3)),
+        (e + "encoder.conv_in.bias", dt, (base,)),
+    ]
+    width = base
+    for level, mult in enumerate(mults):
+        for i in range(blocks):
+            out += _vq_resnet(f"{e}encoder.down.{level}.block.{i}.", width, base * mult, dt)
+            width = base * mult
+            if level == n - 1:
+                out += _vq_attn(f"{e}encoder.down.{level}.attn.{i}.", width, dt)
+        if level != n - 1:
+            b = f"{e}encoder.down.{level}.downsample.conv."
+            out += [(b + "weight", dt, (width, width, 3, 3)), (b + "bias", dt, (width,))]
+    out += _vq_mid(e + "encoder.mid.", width, dt)
+    out += [(e + f"encoder.norm_out.{w}", dt, (width,)) for w in ("weight", "bias")]
+    doubled = 2 * latent if q.get("double_latent") is True else latent
+    out += [
+        (e + "encoder.conv_out.weight", dt, (doubled, width, 3, 3)),
+        (e + "encoder.conv_out.bias", dt, (doubled,)),
+    ]
+    out += [(e + "quantize.embedding.weight", dt, (codes, embed))]
+    out += [(e + "quant_conv.weight", dt, (embed, latent, 1, 1)), (e + "quant_conv.bias", dt, (embed,))]
+    out += [
+        (e + "post_quant_conv.weight", dt, (latent, embed, 1, 1)),
+        (e + "post_quant_conv.bias", dt, (latent,)),
+    ]
+    width = base * mults[-1]
+    out += [
+        (e + "decoder.conv_in.weight", dt, (width, latent, 3, 3)),
+        (e + "decoder.conv_in.bias", dt, (width,)),
+    ]
+    out += _vq_mid(e + "decoder.mid.", width, dt)
+    for j, level in enumerate(reversed(range(n))):
+        for i in range(blocks + 1):
+            out += _vq_resnet(f"{e}decoder.up.{j}.block.{i}.", width, base * mults[level], dt)
+            width = base * mults[level]
+            if level == n - 1:
+                out += _vq_attn(f"{e}decoder.up.{j}.attn.{i}.", width, dt)
+        if level != 0:
+            b = f"{e}decoder.up.{j}.upsample.conv."
+            out += [(b + "weight", dt, (width, width, 3, 3)), (b + "bias", dt, (width,))]
+    out += [(e + f"decoder.norm_out.{w}", dt, (width,)) for w in ("weight", "bias")]
+    out_c = q.get("out_channels") or 3
+    out += [(e + "decoder.conv_out.weight", dt, (out_c, width, 3, 3))]
+    return [*out, (e + "decoder.conv_out.bias", dt, (out_c,))]
+
+
+def _janus(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Janus: a SigLIP-like tower (biased patch convolution, a position per patch, q/k/v biased as
+    attention_bias says with LayerNorm q/k norms when use_qk_norm, a biased projection_layer, an MLP
+    mlp_ratio wide), an aligner MLP of depth linears into projection_dim; for generation a VQ-GAN, a
+    codebook-sized embedding, an aligner of num_hidden_layers linears and a head over the codebook.
+    Defaults are the configuration classes'."""
+    v, q = cfg.raw.get("vision_config"), cfg.raw.get("vq_config")
+    v, q = (v if isinstance(v, dict) else {}), (q if isinstance(q, dict) else {})
+    d, depth = v.get("hidden_size") or 1024, v.get("num_hidden_layers") or 24
+    mlp = int(d * (v.get("mlp_ratio") or 4.0))
+    patch, channels, image = v.get("patch_size") or 16, v.get("num_channels") or 3, v.get("image_size") or 384
+    biased = v.get("attention_bias", True) is not False
+    e = "model.vision_model."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, ((image // patch) ** 2, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out += [(b + f"self_attn.{proj}.weight", dt, (d, d))]
+            out += [(b + f"self_attn.{proj}.bias", dt, (d,))] if biased else []
+        out += [
+            (b + "self_attn.projection_layer.weight", dt, (d, d)),
+            (b + "self_attn.projection_layer.bias", dt, (d,)),
+        ]
+        if v.get("use_qk_norm") is True:
+            out += [
+                (b + f"self_attn.{n}.{w}", dt, (d,)) for n in ("q_norm", "k_norm") for w in ("weight", "bias")
+            ]
+        out += [(b + "mlp.fc1.weight", dt, (mlp, d)), (b + "mlp.fc1.bias", dt, (mlp,))]
+        out += [(b + "mlp.fc2.weight", dt, (d, mlp)), (b + "mlp.fc2.bias", dt, (d,))]
+        out += [
+            (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
+        ]
+    proj = v.get("projection_dim") or 2048
+    out += [("model.aligner.fc1.weight", dt, (proj, d)), ("model.aligner.fc1.bias", dt, (proj,))]
+    for i in range((v.get("depth") or 2) - 1):
+        out += [(f"model.aligner.hidden_layers.{i}.weight", dt, (proj, proj))]
+        out += [(f"model.aligner.hidden_layers.{i}.bias", dt, (proj,))]
+    out += _janus_vqgan(q, "model.vqmodel.", dt)
+    embed, codes = q.get("embed_dim") or 8, q.get("num_embeddings") or 16384
+    gproj, gin = q.get("projection_dim") or 2048, q.get("image_token_embed_dim") or 2048
+    out += [("model.generation_embeddings.weight", dt, (codes, embed))]
+    g = "model.generation_aligner."
+    out += [(g + "fc1.weight", dt, (gproj, embed)), (g + "fc1.bias", dt, (gproj,))]
+    for i in range((q.get("num_hidden_layers") or 2) - 1):
+        out += [
+            (g + f"hidden_layers.{i}.weight", dt, (gproj, gproj)),
+            (g + f"hidden_layers.{i}.bias", dt, (gproj,)),
+        ]
+    h = "model.generation_head."
+    out += [(h + "proj_out.weight", dt, (gproj, gin)), (h + "proj_out.bias", dt, (gproj,))]
+    out += [(h + "vision_head.weight", dt, (codes, gproj))]
+    return [*out, (h + "vision_head.bias", dt, (codes,))]
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -1232,6 +1374,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
     "deepseek_ocr2": _deepseek_ocr2,
+    "janus": _janus,
 }
 
 
@@ -1242,4 +1385,5 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "instructblipvideo": frozenset({"qformer_config"}),
     "deepseek_vl_hybrid": frozenset({"high_res_vision_config"}),
     "molmo2": frozenset({"adapter_config"}),
+    "janus": frozenset({"vq_config"}),
 }

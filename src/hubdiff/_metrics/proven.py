@@ -21,7 +21,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     gpt_neox_japanese gpt_oss gptj granite granite4_vision granite_docling granite_swa granitemoe
     granitemoe_swa granitemoehybrid granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe
     hunyuan_vl hy_v3 hy_v4 hy_v4_vl hyperclovax hyperclovax_vision_v2 idefics idefics2 idefics3
-    instructblip instructblipvideo internlm3 internvl iquestcoder jais2 jamba jetmoe kimi_k25
+    instructblip instructblipvideo internlm3 internvl iquestcoder jais2 jamba janus jetmoe kimi_k25
     kimi_linear kolibri1 kolibri1_1 laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3 lfm3_vl lighton_ocr
     llama llama4 llama4_text llava llava_next llava_next_video llava_onevision llava_onevision1_5
     longcat_flash mamba mamba2 mellum mimo_v2_flash minicpm3 minicpm5_moe minicpm_ocr minicpmv4_6
