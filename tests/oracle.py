@@ -652,12 +652,14 @@ def _decoder_layers(decoder: Any, towers: frozenset[int] = frozenset()) -> list[
 def _unrun_by_text(model: Any, decoder: Any) -> set[int]:
     """The parameters of the decoder's parts that a forward of text alone never calls, when the decoder
     holds a vision tower: what runs once per image beside it (GIT's visual_projection into the text
-    width) is no more what a token uses than the tower is. Found by running four tokens through the model
-    on the meta device; a model that will not run without an image (IDEFICS) gives none."""
+    width, Phi-4-multimodal's image and audio embedders inside its embedding module) is no more what a
+    token uses than the tower is. Found by running four tokens through the model on the meta device: a
+    part never called whose parent was, and nothing under it called; a model that will not run without
+    an image (IDEFICS) gives none."""
     import torch
 
     called: set[int] = set()
-    hooks = [m.register_forward_hook(lambda m, *_: called.add(id(m))) for m in decoder.children()]
+    hooks = [m.register_forward_hook(lambda m, *_: called.add(id(m))) for m in decoder.modules()]
     try:
         with _quiet(), torch.no_grad():
             model(input_ids=torch.zeros(1, 4, dtype=torch.long, device="meta"))
@@ -666,12 +668,15 @@ def _unrun_by_text(model: Any, decoder: Any) -> set[int]:
     finally:
         for hook in hooks:
             hook.remove()
-    return {
-        id(t)
-        for child in decoder.children()
-        if id(child) not in called
-        for t in child.state_dict(keep_vars=True).values()
-    }
+    out: set[int] = set()
+    for parent in decoder.modules():
+        if id(parent) not in called:
+            continue
+        for child in parent.children():
+            if id(child) in called or any(id(m) in called for m in child.modules()):
+                continue
+            out |= {id(t) for t in child.state_dict(keep_vars=True).values()}
+    return out
 
 
 def _top_k(block: Any, text_config: Any) -> int | None:
@@ -721,6 +726,15 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
                 text_ids -= {id(t) for t in module.state_dict(keep_vars=True).values()}
     if towers:
         text_ids -= _unrun_by_text(model, decoder)
+    # the layers of another modality's encoder held there too (Phi-4-multimodal's conformer, built from its
+    # audio_config) are not the decoder's
+    stacks = set(towers)
+    text_config_obj = config_obj.get_text_config()
+    for key in getattr(config_obj, "sub_configs", None) or {}:
+        sub = getattr(config_obj, key, None)
+        if sub is None or sub is vision_config or sub is text_config_obj:
+            continue
+        stacks |= {id(m) for m in decoder.modules() if m is not decoder and getattr(m, "config", None) is sub}
     seen: set[int] = set()
     text = 0
     for t in state.values():
@@ -745,7 +759,7 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             k = _top_k(block, text_config)
             if n and k:
                 inactive += params * (1 - min(k, n) / n)
-    layers = _decoder_layers(decoder, frozenset(towers))
+    layers = _decoder_layers(decoder, frozenset(stacks))
     prefix = re.sub(r"(For[A-Z]\w*|LMHeadModel|Model)$", "", type(model).__name__)
     moe: set[int] = set()
     recurrent: set[int] = set()

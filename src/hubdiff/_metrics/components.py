@@ -65,6 +65,7 @@ _VISION = {
     "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
     "sam_model",  # DeepSeek-OCR-2's checkpoints: SAM's ViT, then a Qwen2 stack read over its patches
     "qwen2_model",
+    "embed_tokens_extend",  # Phi-4-multimodal: its image and audio encoders, inside its embeddings
     "vqmodel",  # an image tokenizer (Janus's VQ-GAN): it encodes and decodes images, not text tokens
     "img_temporal_embedding",  # GIT: one learned offset per frame (num_image_with_embedding)
     "view_seperator",  # DeepSeek-OCR-2: the learned separator between an image's views, spelled so
@@ -95,6 +96,12 @@ _PROJECTOR = {
     "generation_embeddings",  # Janus: image-code embeddings, their aligner into the text width, the head
     "generation_aligner",  # over the codebook; run for image tokens, not text ones
     "generation_head",
+    "img_projection_up",  # Phi-4-multimodal's projections of image and audio features into the text width
+    "img_projection_down",
+    "up_proj_for_speech",
+    "down_proj_for_speech",
+    "up_proj_for_vision_speech",
+    "down_proj_for_vision_speech",
     "visual_projection",  # GIT's linear and LayerNorm from its CLIP tower into the text width
     "layerwise_projectors",  # Granite 4 Vision's window Q-Former downsamplers, per deepstack layer pair
     "spatial_projectors",  # and per spatial offset group

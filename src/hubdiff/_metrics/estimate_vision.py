@@ -7,7 +7,7 @@ from collections.abc import Callable
 from .config import ArchConfig
 from .estimate_facts import Triple
 from .estimate_mlp import _dense
-from .estimate_towers import tower, tower_kind
+from .estimate_towers import _siglip, tower, tower_kind
 
 
 def _mllama_vision(v: dict, text_hidden: int, dt: str) -> list[Triple]:
@@ -1353,6 +1353,103 @@ def _janus(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return [*out, (h + "vision_head.bias", dt, (codes,))]
 
 
+def _lin(name: str, out: int, into: int, dt: str) -> list[Triple]:
+    return [(name + ".weight", dt, (out, into)), (name + ".bias", dt, (out,))]
+
+
+def _phi4_audio(a: dict, e: str, dt: str) -> list[Triple]:
+    """Phi-4-multimodal's conformer (audio_config): global mean / inverse-std buffers, NeMo's subsampling
+    (a strided convolution, then a depthwise and a pointwise one per further halving of time_reduction,
+    and a linear from the flattened channels), a relative attention bias table, and num_blocks layers of
+    two half-step feed-forwards, biased attention and a GLU / depthwise-separable convolution module."""
+    h, inter, heads = (
+        a.get("hidden_size") or 1024,
+        a.get("intermediate_size") or 1536,
+        a.get("num_attention_heads") or 16,
+    )
+    c, feats, reduction = (
+        a.get("nemo_conv_channels") or 1024,
+        a.get("input_size") or 80,
+        a.get("time_reduction") or 8,
+    )
+    ext, sep = a.get("ext_pw_out_channel") or 1024, a.get("depthwise_separable_out_channel") or 1024
+    mult, kernel = a.get("depthwise_multiplier") or 1, a.get("kernel_size") or 3
+    halvings, final = max(reduction.bit_length() - 1, 1), feats
+    for _ in range(halvings):
+        final = (final - 1) // 2 + 1
+    out: list[Triple] = [(e + f"encoder_embedding.global_{b}", dt, (feats,)) for b in ("mean", "invstd")]
+    out += [(e + "embed.conv.0.weight", dt, (c, 1, 3, 3)), (e + "embed.conv.0.bias", dt, (c,))]
+    for k in range(1, halvings):
+        out += [
+            (e + f"embed.conv.{3 * k - 1}.weight", dt, (c, 1, 3, 3)),
+            (e + f"embed.conv.{3 * k - 1}.bias", dt, (c,)),
+        ]
+        out += [
+            (e + f"embed.conv.{3 * k}.weight", dt, (c, c, 1, 1)),
+            (e + f"embed.conv.{3 * k}.bias", dt, (c,)),
+        ]
+    out += _lin(e + "embed.out", h, c * final, dt)
+    buckets = (a.get("bias_max_distance") or 1000) * (1 if a.get("bias_symmetric") is True else 2)
+    out += [(e + "relative_attention_bias_layer.bias_values.weight", dt, (buckets, heads))]
+    hd = heads * (h // heads)
+    for i in range(a.get("num_blocks") or 24):
+        b = f"{e}encoders.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out += _lin(b + "self_attn." + proj, hd, h, dt)
+        out += _lin(b + "self_attn.o_proj", h, hd, dt)
+        for ff in ("feed_forward_in.", "feed_forward_out."):
+            out += _lin(b + ff + "gate_up_proj", 2 * inter, h, dt) + _lin(b + ff + "down_proj", h, inter, dt)
+            out += [(b + ff + f"layer_norm.{w}", dt, (h,)) for w in ("weight", "bias")]
+        m = b + "conv."
+        out += [(m + f"layer_norm.{w}", dt, (h,)) for w in ("weight", "bias")]
+        out += [
+            (m + "glu.ext_pw_conv_1d.weight", dt, (2 * ext, h, 1)),
+            (m + "glu.ext_pw_conv_1d.bias", dt, (2 * ext,)),
+        ]
+        out += [(m + "glu.b1", dt, (1, ext, 1)), (m + "glu.b2", dt, (1, ext, 1))]
+        out += [(m + "dw_sep_conv_1d.dw_conv.weight", dt, (h * mult, 1, kernel))]
+        out += [(m + "dw_sep_conv_1d.dw_conv.bias", dt, (h * mult,))]
+        out += [
+            (m + "dw_sep_conv_1d.pw_conv.weight", dt, (sep, h * mult, 1)),
+            (m + "dw_sep_conv_1d.pw_conv.bias", dt, (sep,)),
+        ]
+        out += [(m + "ext_pw_conv_1d.weight", dt, (ext, h, 1)), (m + "ext_pw_conv_1d.bias", dt, (ext,))]
+        out += [
+            (b + f"{n}.{w}", dt, (h,)) for n in ("layer_norm_att", "layer_norm") for w in ("weight", "bias")
+        ]
+    return out
+
+
+def _phi4_multimodal(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Phi-4-multimodal's embeddings of other modalities (embed_tokens_extend): a SigLIP tower with its
+    attention-pooling head, the learned global / sub-image separators and two biased projections into the
+    text width; the conformer audio encoder and two pairs of biased projections (speech alone, speech
+    beside vision) from its width times downsample_rate. Defaults are the configuration classes'."""
+    v, a = cfg.raw.get("vision_config"), cfg.raw.get("audio_config")
+    v, a = (v if isinstance(v, dict) else {}), (a if isinstance(a, dict) else {})
+    defaults = {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27}
+    tower_cfg = {**defaults, "image_size": 448, "patch_size": 14, **v, "vision_use_head": True}
+    if not all(type(tower_cfg[k]) is int for k in defaults):
+        tower_cfg.update(defaults)
+    e = "model.embed_tokens_extend.image_embed."
+    d = tower_cfg["hidden_size"]
+    out = _siglip(tower_cfg, e + "img_processor.")
+    out += [
+        (e + "global_img_feature_extensor", dt, (1, 1, d)),
+        (e + "sub_img_feature_extensor", dt, (1, 1, 1, d)),
+    ]
+    out += _lin(e + "img_projection_up", text_hidden, d, dt) + _lin(
+        e + "img_projection_down", text_hidden, text_hidden, dt
+    )
+    e = "model.embed_tokens_extend.audio_embed."
+    out += _phi4_audio(a, e + "encoder.", dt)
+    width = (a.get("hidden_size") or 1024) * (a.get("downsample_rate") or 1)
+    for mode in ("speech", "vision_speech"):
+        out += _lin(e + f"up_proj_for_{mode}", text_hidden, width, dt)
+        out += _lin(e + f"down_proj_for_{mode}", text_hidden, text_hidden, dt)
+    return out
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -1375,6 +1472,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "minimax_m3_vl": _minimax_m3_vl,
     "deepseek_ocr2": _deepseek_ocr2,
     "janus": _janus,
+    "phi4_multimodal": _phi4_multimodal,
 }
 
 
@@ -1386,4 +1484,5 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "deepseek_vl_hybrid": frozenset({"high_res_vision_config"}),
     "molmo2": frozenset({"adapter_config"}),
     "janus": frozenset({"vq_config"}),
+    "phi4_multimodal": frozenset({"audio_config"}),
 }
