@@ -1331,11 +1331,11 @@ def _janus(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         out += [
             (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
         ]
-    proj = v.get("projection_dim") or 2048
-    out += [("model.aligner.fc1.weight", dt, (proj, d)), ("model.aligner.fc1.bias", dt, (proj,))]
+    aligned = v.get("projection_dim") or 2048
+    out += [("model.aligner.fc1.weight", dt, (aligned, d)), ("model.aligner.fc1.bias", dt, (aligned,))]
     for i in range((v.get("depth") or 2) - 1):
-        out += [(f"model.aligner.hidden_layers.{i}.weight", dt, (proj, proj))]
-        out += [(f"model.aligner.hidden_layers.{i}.bias", dt, (proj,))]
+        out += [(f"model.aligner.hidden_layers.{i}.weight", dt, (aligned, aligned))]
+        out += [(f"model.aligner.hidden_layers.{i}.bias", dt, (aligned,))]
     out += _janus_vqgan(q, "model.vqmodel.", dt)
     embed, codes = q.get("embed_dim") or 8, q.get("num_embeddings") or 16384
     gproj, gin = q.get("projection_dim") or 2048, q.get("image_token_embed_dim") or 2048
