@@ -662,8 +662,9 @@ def _numel(shape: tuple[int, ...]) -> int:
     return n
 
 
-def _decoder_layers(decoder: Any) -> list[Any]:
-    """The decoder's layer list: the longest ModuleList not inside another one."""
+def _decoder_layers(decoder: Any, towers: frozenset[int] = frozenset()) -> list[Any]:
+    """The decoder's layer list: the longest ModuleList not inside another one, nor inside a vision tower
+    the decoder holds (``towers``: GIT's CLIP stack is deeper than its text stack by default)."""
     import torch.nn as nn
 
     lists: list[Any] = []
@@ -671,10 +672,43 @@ def _decoder_layers(decoder: Any) -> list[Any]:
     for _, module in decoder.named_modules():
         if id(module) in inner:
             continue
+        if id(module) in towers:
+            inner.update(id(m) for m in module.modules() if m is not module)
+            continue
         if isinstance(module, nn.ModuleList):
             lists.append(module)
             inner.update(id(m) for m in module.modules() if m is not module)
     return max(lists, key=len) if lists else []
+
+
+def _unrun_by_text(model: Any, decoder: Any) -> set[int]:
+    """The parameters of the decoder's parts that a forward of text alone never calls, when the decoder
+    holds a vision tower: what runs once per image beside it (GIT's visual_projection into the text
+    width, Phi-4-multimodal's image and audio embedders inside its embedding module) is no more what a
+    token uses than the tower is. Found by running four tokens through the model on the meta device: a
+    part never called whose parent was, and nothing under it called; a model that will not run without
+    an image (IDEFICS) gives none."""
+    import torch
+
+    called: set[int] = set()
+    hooks = [m.register_forward_hook(lambda m, *_: called.add(id(m))) for m in decoder.modules()]
+    try:
+        with _quiet(), torch.no_grad():
+            model(input_ids=torch.zeros(1, 4, dtype=torch.long, device="meta"))
+    except Exception:
+        return set()
+    finally:
+        for hook in hooks:
+            hook.remove()
+    out: set[int] = set()
+    for parent in decoder.modules():
+        if id(parent) not in called:
+            continue
+        for child in parent.children():
+            if id(child) in called or any(id(m) in called for m in child.modules()):
+                continue
+            out |= {id(t) for t in child.state_dict(keep_vars=True).values()}
+    return out
 
 
 def _top_k(block: Any, text_config: Any) -> int | None:
@@ -716,10 +750,23 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
     # a vision tower inside the decoder (IDEFICS's model holds it beside its layers) runs once per image,
     # not per token: the submodules built from the vision config are not what a token uses
     vision_config = getattr(config_obj, "vision_config", None)
+    towers: set[int] = set()
     if vision_config is not None:
         for module in decoder.modules():
             if module is not decoder and getattr(module, "config", None) is vision_config:
+                towers.add(id(module))
                 text_ids -= {id(t) for t in module.state_dict(keep_vars=True).values()}
+    if towers:
+        text_ids -= _unrun_by_text(model, decoder)
+    # the layers of another modality's encoder held there too (Phi-4-multimodal's conformer, built from its
+    # audio_config) are not the decoder's
+    stacks = set(towers)
+    text_config_obj = config_obj.get_text_config()
+    for key in getattr(config_obj, "sub_configs", None) or {}:
+        sub = getattr(config_obj, key, None)
+        if sub is None or sub is vision_config or sub is text_config_obj:
+            continue
+        stacks |= {id(m) for m in decoder.modules() if m is not decoder and getattr(m, "config", None) is sub}
     seen: set[int] = set()
     text = 0
     for t in state.values():
@@ -744,7 +791,7 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             k = _top_k(block, text_config)
             if n and k:
                 inactive += params * (1 - min(k, n) / n)
-    layers = _decoder_layers(decoder)
+    layers = _decoder_layers(decoder, frozenset(stacks))
     prefix = re.sub(r"(For[A-Z]\w*|LMHeadModel|Model)$", "", type(model).__name__)
     moe: set[int] = set()
     recurrent: set[int] = set()
@@ -1296,6 +1343,34 @@ def _filled_text_sizes(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {**nested, **filled}} if filled else {}
 
 
+def _filled_mlp_types(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """A text config's mlp_layer_types the class leaves None although its layers index it (DeepSeek-OCR-2):
+    its docstring's example, the first layer dense and the others sparse, written into the config's own
+    text_config. Which layer is sparse is the config's to say; the estimate reads the list."""
+    text, nested = getattr(cfg_obj, "text_config", None), config.get("text_config")
+    n = getattr(text, "num_hidden_layers", None)
+    if not isinstance(nested, dict) or getattr(text, "mlp_layer_types", ()) is not None:
+        return {}
+    if not isinstance(n, int) or n < 1:
+        return {}
+    return {"text_config": {**nested, "mlp_layer_types": ["dense"] + ["sparse"] * (n - 1)}}
+
+
+def _filled_projector_maps(cfg_obj: Any) -> dict[str, Any]:
+    """Granite 4 Vision's downsample_rate and deepstack_layer_map, None by default although its model
+    builds one window Q-Former for each pair and splits the rate into its windows: the docstring's example
+    rate "1/4", and two [vision_layer, llm_layer] pairs (the last two tower layers into the first two text
+    layers), so that the count of downsamplers is seen to follow the map."""
+    if not (hasattr(cfg_obj, "deepstack_layer_map") and hasattr(cfg_obj, "downsample_rate")):
+        return {}
+    out: dict[str, Any] = {}
+    if cfg_obj.downsample_rate is None:
+        out["downsample_rate"] = "1/4"
+    if cfg_obj.deepstack_layer_map is None:
+        out["deepstack_layer_map"] = [[-2, 0], [-1, 1]]
+    return out
+
+
 def _filled_maps(cfg_obj: Any) -> dict[str, Any]:
     """Tokenizer bookkeeping a model reads at construction although it sizes nothing: Chameleon's and
     Emu3's vocabulary_map (which BPE tokens stand for image codes), empty when the class leaves it None."""
@@ -1323,6 +1398,9 @@ def sweep_row(case: Case) -> Row:
         if model is None
         else {}
     )
+    if model is None:
+        filled.update(_filled_mlp_types(cfg_obj, {**case.config, **filled}))
+        filled.update(_filled_projector_maps(cfg_obj))
     if filled:  # defaults the class leaves unset but its model divides by: set as the class documents them
         again, _ = build_config({**case.config, **filled})
         if again is not None:

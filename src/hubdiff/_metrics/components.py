@@ -46,9 +46,13 @@ _VISION = {
     "vision_backbone",  # Molmo's own names: image_vit, image_pooling_2d, image_projector
     "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
     "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
-    "sam_model",  # Unlimited-OCR's checkpoint names: SAM's tower, and the separator between views
-    "view_separator",
+    "sam_model",  # Unlimited-OCR's and DeepSeek-OCR-2's checkpoints: SAM's tower
+    "view_separator",  # the learned separator between an image's views (DeepSeek-OCR-2 spells it so:)
     "view_seperator",
+    "qwen2_model",  # DeepSeek-OCR-2: a Qwen2 stack read over SAM's patches
+    "embed_tokens_extend",  # Phi-4-multimodal: its image and audio encoders, inside its embeddings
+    "vqmodel",  # an image tokenizer (Janus's VQ-GAN): it encodes and decodes images, not text tokens
+    "img_temporal_embedding",  # GIT: one learned offset per frame (num_image_with_embedding)
 }
 _PROJECTOR = {
     "mm_projector",
@@ -73,6 +77,18 @@ _PROJECTOR = {
     "patch_merge_mlp",  # MiniMax-M3 VL's MLP over merged patches, after its projector
     "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger
     "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
+    "generation_embeddings",  # Janus: image-code embeddings, their aligner into the text width, the head
+    "generation_aligner",  # over the codebook; run for image tokens, not text ones
+    "generation_head",
+    "img_projection_up",  # Phi-4-multimodal's projections of image and audio features into the text width
+    "img_projection_down",
+    "up_proj_for_speech",
+    "down_proj_for_speech",
+    "up_proj_for_vision_speech",
+    "down_proj_for_vision_speech",
+    "visual_projection",  # GIT's linear and LayerNorm from its CLIP tower into the text width
+    "layerwise_projectors",  # Granite 4 Vision's window Q-Former downsamplers, per deepstack layer pair
+    "spatial_projectors",  # and per spatial offset group
 }
 # projector parts named at the top level (Mistral's consolidated checkpoints), a name that elsewhere may
 # be a vision tower's own (a patch merger inside a tower)
@@ -283,6 +299,8 @@ def classify(
     layer = _layer_of(name)
     if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):
         return "mtp", layer
+    if len(shape) == 1 and segments[-3:-1] == ["embeddings", "LayerNorm"]:
+        return "norms", layer  # BERT's LayerNorm on the embeddings (GIT), a norm as BLOOM's is
     if segset & _EMBED and not segset & _ATTN:
         return "embeddings", layer
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
@@ -350,6 +368,11 @@ def classify(
     words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
     if len(shape) == 1 and any(("norm" in s or s.startswith("ln") or s.endswith("_ln")) for s in words[-2:]):
         return "norms", layer
+    if len(shape) == 1 and segments[-2:-1] == ["LayerNorm"] and layer is not None:
+        return (
+            "norms",
+            layer,
+        )  # BERT's names (GIT's text layers): attention.output.LayerNorm, output.LayerNorm
     if len(shape) == 1 and any(
         s.endswith("residual_scale") or s.startswith("input_hidden_states_") for s in segments[-2:]
     ):
@@ -360,6 +383,8 @@ def classify(
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:
         return "attention", layer
+    if segments[-3:-1] in (["intermediate", "dense"], ["output", "dense"]) and layer is not None:
+        return "dense_mlp", layer  # BERT's feed-forward (GIT's text layers), beside attention.output.dense
     if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj", "alpha_dense"):
         return "dense_mlp", layer
     if len(shape) == 1 and any("norm" in s for s in segments):

@@ -606,6 +606,24 @@ for _model_type in ("deepseek_v32", "glm_moe_dsa"):
 
 
 ARCHITECTURE_FACTS["deepseek_v2"] = ArchitectureFacts(shared_expert_bias=True)
+# GIT's text model is BERT's, post-norm: biased query/key/value/output and a plain biased feed-forward,
+# two biased LayerNorms a layer and none after the last, learned positions and a LayerNorm on the
+# embeddings, a biased head tied or not
+ARCHITECTURE_FACTS["git"] = ArchitectureFacts(
+    qkv_bias=ALWAYS,
+    o_bias=ALWAYS,
+    gated_mlp=False,
+    mlp_bias=ALWAYS,
+    norm_bias=True,
+    final_norm=False,
+    head_bias=ALWAYS,
+    learned_positions=0,
+    embedding_norm=True,
+)
+# DeepSeek-OCR-2's text model: DeepSeek-V2's MoE with plain multi-head attention, its shared experts biased
+# with mlp_bias too
+for _model_type in ("deepseek_ocr2", "deepseek_ocr2_text"):
+    ARCHITECTURE_FACTS[_model_type] = ArchitectureFacts(shared_expert_bias=True)
 
 
 for _model_type in (

@@ -101,7 +101,7 @@ def _clip(v: dict, e: str) -> list[Triple]:
     return out
 
 
-def _glm_ocr(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+def _glm_ocr(cfg: ArchConfig, v: dict, text_hidden: int, context: int | None = None) -> list[Triple]:
     """GLM-OCR: GLM-4V's tower with per-head q/k RMS norms, a gated MLP intermediate_size wide (biased
     with the attention), no learned positions; the merger's gated MLP is out_hidden_size x in_channels
     wide, as the class builds it."""
@@ -120,7 +120,7 @@ def _glm_ocr(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
         out += _norm(b + "attn.q_norm", d // heads, False) + _norm(b + "attn.k_norm", d // heads, False)
         out += _linear(b + "mlp.gate_proj", mlp, d, bias) + _linear(b + "mlp.up_proj", mlp, d, bias)
         out += _linear(b + "mlp.down_proj", d, mlp, bias)
-    context = out_h * channels
+    context = out_h * channels if context is None else context
     out += _linear(e + "merger.proj", out_h, out_h, False) + _norm(e + "merger.post_projection_norm", out_h)
     out += _linear(e + "merger.gate_proj", context, out_h, False)
     out += _linear(e + "merger.up_proj", context, out_h, False)
@@ -128,6 +128,70 @@ def _glm_ocr(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     out += [(e + "downsample.weight", DT, (out_h, d, merge, merge)), (e + "downsample.bias", DT, (out_h,))]
     out += _norm(e + "post_layernorm", d, False)
     return out
+
+
+def _glm5_next(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """GLM-5-Next: GLM-OCR's tower, its merger's gated MLP projection_intermediate_size wide (its
+    swiglu_limit clamps activations, sizing nothing)."""
+    return _glm_ocr(cfg, v, text_hidden, _int(v.get("projection_intermediate_size"), 10240))
+
+
+def _window_sides(rate: Any) -> tuple[int, int] | None:
+    """Granite 4 Vision's downsample_rate "q/w": the query window's side and the key window's."""
+    parts = rate.split("/") if isinstance(rate, str) else []
+    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def _qformer_layers(cfg: ArchConfig, b: str, d: int) -> list[Triple]:
+    """A query-only BLIP-2 Q-Former d wide (Granite 4 Vision sets its width, heads and encoder width from
+    the tower's): its layers' self-attention, cross-attention every cross_attention_frequency layers, the
+    queries' feed-forward, and a final LayerNorm; the defaults are the ones Granite 4 Vision gives it."""
+    q = cfg.raw.get("qformer_config")
+    q = q if isinstance(q, dict) else {}
+    depth, mlp = _int(q.get("num_hidden_layers"), 1), _int(q.get("intermediate_size"), 3072)
+    every = _int(q.get("cross_attention_frequency"), 1) or 1
+    out: list[Triple] = _norm(b + "layernorm", d)
+    for i in range(depth):
+        x = f"{b}encoder.layer.{i}."
+        for part in ("attention.", "crossattention.") if i % every == 0 else ("attention.",):
+            for proj in ("query", "key", "value"):
+                out += _linear(f"{x}{part}attention.{proj}", d, d)
+            out += _linear(x + part + "output.dense", d, d) + _norm(x + part + "output.LayerNorm", d)
+        out += _linear(x + "intermediate_query.dense", mlp, d) + _linear(x + "output_query.dense", d, mlp)
+        out += _norm(x + "output_query.LayerNorm", d)
+    return out
+
+
+def _granite4_vision(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Granite 4 Vision: a CLIP tower, LLaVA-NeXT's image_newline, and a window Q-Former downsampler for
+    each deepstack_layer_map pair and for each of the four spatial offset groups: a LayerNorm, query
+    tokens (the query window's area) and key-window positions, a Q-Former as wide as the tower, and a
+    biased linear into the text width."""
+    d = v["hidden_size"]
+    sides = _window_sides(cfg.raw.get("downsample_rate"))
+    query, window = sides or (1, 1)
+    out = [*_clip(v, "model.vision_tower."), ("model.image_newline", DT, (text_hidden,))]
+    pairs = cfg.raw.get("deepstack_layer_map")
+    groups = [f"model.layerwise_projectors.{i}." for i in range(len(pairs) if isinstance(pairs, list) else 0)]
+    for p in groups + [f"model.spatial_projectors.{i}." for i in range(4)]:
+        out += [*_norm(p + "norm", d), (p + "query", DT, (1, query * query, d))]
+        out += [(p + "image_positions", DT, (1, window * window, d))]
+        out += _qformer_layers(cfg, p + "qformer.", d) + _linear(p + "out_linear", text_hidden, d)
+    return out
+
+
+def _git(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """GIT: a CLIP tower, a biased linear and a LayerNorm into the text width, and one learned offset per
+    frame when num_image_with_embedding is set."""
+    d = v["hidden_size"]
+    out = _clip(v, "git.image_encoder.vision_model.")
+    out += _linear("git.visual_projection.visual_projection.0", text_hidden, d)
+    out += _norm("git.visual_projection.visual_projection.1", text_hidden)
+    frames = cfg.raw.get("num_image_with_embedding")
+    frames = frames if type(frames) is int and 0 < frames <= 4096 else 0
+    return out + [(f"git.img_temporal_embedding.{i}", DT, (1, 1, d)) for i in range(frames)]
 
 
 def _idefics3(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
@@ -601,6 +665,7 @@ Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
 TOWERS: dict[str, tuple[str, Tower]] = {
     "glm_ocr": ("glm_ocr_vision", _glm_ocr),
+    "glm5_next": ("glm5_next_vision", _glm5_next),
     "idefics3": ("idefics3_vision", _idefics3),
     "smolvlm": ("smolvlm_vision", _idefics3),
     "idefics2": ("idefics2_vision", _idefics2),
@@ -621,10 +686,15 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
     "idefics": ("idefics_vision", _idefics),
+    "granite4_vision": ("clip_vision_model", _granite4_vision),
+    "git": ("git_vision_model", _git),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
-COUNTED_PARTS: dict[str, frozenset[str]] = {"idefics2": frozenset({"perceiver_config"})}
+COUNTED_PARTS: dict[str, frozenset[str]] = {
+    "idefics2": frozenset({"perceiver_config"}),
+    "granite4_vision": frozenset({"qformer_config"}),
+}
 
 
 def counted_parts(cfg: ArchConfig) -> frozenset[str]:
@@ -656,7 +726,7 @@ def tower_kind(cfg: ArchConfig) -> str | None:
     if not v or entry is None or str(v.get("model_type") or "") != entry[0]:
         return None
     sizes: tuple[str, ...] = ("hidden_size", "intermediate_size", "num_hidden_layers")
-    if outer == "glm_ocr":
+    if outer in ("glm_ocr", "glm5_next"):
         sizes = ("hidden_size", "out_hidden_size")
     elif outer == "llava_onevision1_5":
         sizes = ("hidden_size", "intermediate_size")
@@ -668,6 +738,13 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("hidden_size", "num_hidden_layers")
     elif outer == "gemma4_unified":
         sizes = ()  # no tower: every size of the embedder has its class's default
+    elif outer == "granite4_vision":  # its downsamplers need a window and a deepstack map to be built
+        q = cfg.raw.get("qformer_config")
+        pairs = cfg.raw.get("deepstack_layer_map")
+        if _window_sides(cfg.raw.get("downsample_rate")) is None or not isinstance(pairs, list):
+            return None
+        if isinstance(q, dict) and q.get("use_qformer_text_input") is True:
+            return None  # a Q-Former with text embeddings and a text feed-forward: not written here
     if not all(isinstance(v.get(k), int) and not isinstance(v.get(k), bool) for k in sizes):
         return None
     types = v.get("layer_types")

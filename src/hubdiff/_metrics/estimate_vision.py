@@ -9,7 +9,7 @@ from .config import ArchConfig
 from .estimate_facts import Triple
 from .estimate_inkling import inkling2_vision, inkling_vision
 from .estimate_mlp import _dense
-from .estimate_towers import tower, tower_kind
+from .estimate_towers import _siglip, tower, tower_kind
 
 
 def _mllama_vision(v: dict, text_hidden: int, dt: str) -> list[Triple]:
@@ -1212,6 +1212,315 @@ def unlimited_ocr_vision(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Tri
         ("model.view_separator", dt, (text_hidden,)),
         ("model.image_newline", dt, (text_hidden,)),
     ]
+def _deepseek_ocr2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """DeepSeek-OCR-2, in its checkpoints' names: SAM's ViT (windowed attention with relative positions,
+    global in global_attn_indexes), its neck and two strided convolutions to downsample_channels, then a
+    Qwen2 decoder stack without embeddings (encoder_config) read over the patches and 144 or 256 learned
+    queries, a biased projector into the text width and the separator between views. Defaults are the
+    configuration classes'."""
+    v = cfg.raw.get("vision_config")
+    v = v if isinstance(v, dict) else {}
+    s, q = v.get("sam_config"), v.get("encoder_config")
+    s, q = (s if isinstance(s, dict) else {}), (q if isinstance(q, dict) else {})
+    d, depth, heads = (
+        s.get("hidden_size") or 768,
+        s.get("num_hidden_layers") or 12,
+        s.get("num_attention_heads") or 12,
+    )
+    patch, channels, image = (
+        s.get("patch_size") or 16,
+        s.get("num_channels") or 3,
+        s.get("image_size") or 1024,
+    )
+    mlp = s.get("mlp_dim") or int(d * (s.get("mlp_ratio") or 4.0))
+    grid, window = image // patch, s.get("window_size") or 0
+    wide = s.get("global_attn_indexes", (2, 5, 8, 11)) or ()
+    out_c, down = s.get("output_channels") or 256, s.get("downsample_channels") or [512, 896]
+    e = "model.sam_model."
+    out: list[Triple] = [
+        (e + "patch_embed.proj.weight", dt, (d, channels, patch, patch)),
+        (e + "patch_embed.proj.bias", dt, (d,)),
+    ]
+    if s.get("use_abs_pos", True) is not False:
+        out.append((e + "pos_embed", dt, (1, grid, grid, d)))
+    for i in range(depth):
+        b = f"{e}blocks.{i}."
+        out += [(b + "attn.qkv.weight", dt, (3 * d, d)), (b + "attn.proj.weight", dt, (d, d))]
+        out += [(b + "attn.qkv.bias", dt, (3 * d,))] if s.get("qkv_bias", True) is not False else []
+        side = grid if i in wide or not window else window
+        if s.get("use_rel_pos", True) is not False:
+            out += [(b + f"attn.rel_pos_{x}", dt, (2 * side - 1, d // heads)) for x in ("h", "w")]
+        out += [(b + "attn.proj.bias", dt, (d,))]
+        out += [(b + "mlp.lin1.weight", dt, (mlp, d)), (b + "mlp.lin1.bias", dt, (mlp,))]
+        out += [(b + "mlp.lin2.weight", dt, (d, mlp)), (b + "mlp.lin2.bias", dt, (d,))]
+        out += [(b + f"{n}.{w}", dt, (d,)) for n in ("norm1", "norm2") for w in ("weight", "bias")]
+    out += [(e + "neck.0.weight", dt, (out_c, d, 1, 1)), (e + "neck.2.weight", dt, (out_c, out_c, 3, 3))]
+    out += [(e + f"neck.{i}.{w}", dt, (out_c,)) for i in (1, 3) for w in ("weight", "bias")]
+    out += [
+        (e + "net_2.weight", dt, (down[0], out_c, 3, 3)),
+        (e + "net_3.weight", dt, (down[1], down[0], 3, 3)),
+    ]
+    w, layers = q.get("hidden_size") or 4096, q.get("num_hidden_layers") or 32
+    qh = q.get("num_attention_heads") or 32
+    kv, hd = q.get("num_key_value_heads") or qh, w // qh
+    qmlp = q.get("intermediate_size") or 22016
+    e = "model.qwen2_model."
+    for i in range(layers):
+        b = f"{e}model.model.layers.{i}."
+        for proj, width in (("q_proj", qh * hd), ("k_proj", kv * hd), ("v_proj", kv * hd)):
+            out += [
+                (b + f"self_attn.{proj}.weight", dt, (width, w)),
+                (b + f"self_attn.{proj}.bias", dt, (width,)),
+            ]
+        out += [(b + "self_attn.o_proj.weight", dt, (w, qh * hd))]
+        out += _dense(b + "mlp.", w, qmlp, dt, gated=True)
+        out += [(b + f"{n}.weight", dt, (w,)) for n in ("input_layernorm", "post_attention_layernorm")]
+    out += [(e + "model.model.norm.weight", dt, (w,))]
+    out += [(e + "query_768.weight", dt, (144, w)), (e + "query_1024.weight", dt, (256, w))]
+    out += [
+        ("model.projector.layers.weight", dt, (text_hidden, w)),
+        ("model.projector.layers.bias", dt, (text_hidden,)),
+    ]
+    return [*out, ("model.view_seperator", dt, (text_hidden,))]
+
+
+def _vq_resnet(b: str, c_in: int, c_out: int, dt: str) -> list[Triple]:
+    """A VQ-GAN ResNet block: two GroupNorms and 3x3 convolutions, a 1x1 shortcut where the width changes."""
+    out: list[Triple] = [(b + f"norm1.{w}", dt, (c_in,)) for w in ("weight", "bias")]
+    out += [(b + "conv1.weight", dt, (c_out, c_in, 3, 3)), (b + "conv1.bias", dt, (c_out,))]
+    out += [(b + f"norm2.{w}", dt, (c_out,)) for w in ("weight", "bias")]
+    out += [(b + "conv2.weight", dt, (c_out, c_out, 3, 3)), (b + "conv2.bias", dt, (c_out,))]
+    if c_in != c_out:
+        out += [(b + "nin_shortcut.weight", dt, (c_out, c_in, 1, 1)), (b + "nin_shortcut.bias", dt, (c_out,))]
+    return out
+
+
+def _vq_attn(b: str, c: int, dt: str) -> list[Triple]:
+    out: list[Triple] = [(b + f"norm.{w}", dt, (c,)) for w in ("weight", "bias")]
+    for conv in ("q", "k", "v", "proj_out"):
+        out += [(b + f"{conv}.weight", dt, (c, c, 1, 1)), (b + f"{conv}.bias", dt, (c,))]
+    return out
+
+
+def _vq_mid(b: str, c: int, dt: str) -> list[Triple]:
+    return (
+        _vq_resnet(b + "block_1.", c, c, dt)
+        + _vq_attn(b + "attn_1.", c, dt)
+        + _vq_resnet(b + "block_2.", c, c, dt)
+    )
+
+
+def _janus_vqgan(q: dict, e: str, dt: str) -> list[Triple]:
+    """Janus's VQ-GAN (vq_config): an encoder of num_res_blocks ResNet blocks per channel_multiplier level
+    (attention after each on the last level, a strided convolution between levels), a middle block, the
+    quantizer's codebook and its 1x1 convolutions, and a decoder mirroring it with one more block a level."""
+    base, mults = q.get("base_channels") or 128, list(q.get("channel_multiplier") or (1, 1, 2, 2, 4))
+    blocks, latent = q.get("num_res_blocks") or 2, q.get("latent_channels") or 256
+    embed, codes = q.get("embed_dim") or 8, q.get("num_embeddings") or 16384
+    n, c_in = len(mults), q.get("in_channels") or 3
+    out: list[Triple] = [
+        (e + "encoder.conv_in.weight", dt, (base, c_in, 3, 3)),
+        (e + "encoder.conv_in.bias", dt, (base,)),
+    ]
+    width = base
+    for level, mult in enumerate(mults):
+        for i in range(blocks):
+            out += _vq_resnet(f"{e}encoder.down.{level}.block.{i}.", width, base * mult, dt)
+            width = base * mult
+            if level == n - 1:
+                out += _vq_attn(f"{e}encoder.down.{level}.attn.{i}.", width, dt)
+        if level != n - 1:
+            b = f"{e}encoder.down.{level}.downsample.conv."
+            out += [(b + "weight", dt, (width, width, 3, 3)), (b + "bias", dt, (width,))]
+    out += _vq_mid(e + "encoder.mid.", width, dt)
+    out += [(e + f"encoder.norm_out.{w}", dt, (width,)) for w in ("weight", "bias")]
+    doubled = 2 * latent if q.get("double_latent") is True else latent
+    out += [
+        (e + "encoder.conv_out.weight", dt, (doubled, width, 3, 3)),
+        (e + "encoder.conv_out.bias", dt, (doubled,)),
+    ]
+    out += [(e + "quantize.embedding.weight", dt, (codes, embed))]
+    out += [(e + "quant_conv.weight", dt, (embed, latent, 1, 1)), (e + "quant_conv.bias", dt, (embed,))]
+    out += [
+        (e + "post_quant_conv.weight", dt, (latent, embed, 1, 1)),
+        (e + "post_quant_conv.bias", dt, (latent,)),
+    ]
+    width = base * mults[-1]
+    out += [
+        (e + "decoder.conv_in.weight", dt, (width, latent, 3, 3)),
+        (e + "decoder.conv_in.bias", dt, (width,)),
+    ]
+    out += _vq_mid(e + "decoder.mid.", width, dt)
+    for j, level in enumerate(reversed(range(n))):
+        for i in range(blocks + 1):
+            out += _vq_resnet(f"{e}decoder.up.{j}.block.{i}.", width, base * mults[level], dt)
+            width = base * mults[level]
+            if level == n - 1:
+                out += _vq_attn(f"{e}decoder.up.{j}.attn.{i}.", width, dt)
+        if level != 0:
+            b = f"{e}decoder.up.{j}.upsample.conv."
+            out += [(b + "weight", dt, (width, width, 3, 3)), (b + "bias", dt, (width,))]
+    out += [(e + f"decoder.norm_out.{w}", dt, (width,)) for w in ("weight", "bias")]
+    out_c = q.get("out_channels") or 3
+    out += [(e + "decoder.conv_out.weight", dt, (out_c, width, 3, 3))]
+    return [*out, (e + "decoder.conv_out.bias", dt, (out_c,))]
+
+
+def _janus(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Janus: a SigLIP-like tower (biased patch convolution, a position per patch, q/k/v biased as
+    attention_bias says with LayerNorm q/k norms when use_qk_norm, a biased projection_layer, an MLP
+    mlp_ratio wide), an aligner MLP of depth linears into projection_dim; for generation a VQ-GAN, a
+    codebook-sized embedding, an aligner of num_hidden_layers linears and a head over the codebook.
+    Defaults are the configuration classes'."""
+    v, q = cfg.raw.get("vision_config"), cfg.raw.get("vq_config")
+    v, q = (v if isinstance(v, dict) else {}), (q if isinstance(q, dict) else {})
+    d, depth = v.get("hidden_size") or 1024, v.get("num_hidden_layers") or 24
+    mlp = int(d * (v.get("mlp_ratio") or 4.0))
+    patch, channels, image = v.get("patch_size") or 16, v.get("num_channels") or 3, v.get("image_size") or 384
+    biased = v.get("attention_bias", True) is not False
+    e = "model.vision_model."
+    out: list[Triple] = [
+        (e + "embeddings.patch_embedding.weight", dt, (d, channels, patch, patch)),
+        (e + "embeddings.patch_embedding.bias", dt, (d,)),
+        (e + "embeddings.position_embedding.weight", dt, ((image // patch) ** 2, d)),
+        (e + "post_layernorm.weight", dt, (d,)),
+        (e + "post_layernorm.bias", dt, (d,)),
+    ]
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out += [(b + f"self_attn.{proj}.weight", dt, (d, d))]
+            out += [(b + f"self_attn.{proj}.bias", dt, (d,))] if biased else []
+        out += [
+            (b + "self_attn.projection_layer.weight", dt, (d, d)),
+            (b + "self_attn.projection_layer.bias", dt, (d,)),
+        ]
+        if v.get("use_qk_norm") is True:
+            out += [
+                (b + f"self_attn.{n}.{w}", dt, (d,)) for n in ("q_norm", "k_norm") for w in ("weight", "bias")
+            ]
+        out += [(b + "mlp.fc1.weight", dt, (mlp, d)), (b + "mlp.fc1.bias", dt, (mlp,))]
+        out += [(b + "mlp.fc2.weight", dt, (d, mlp)), (b + "mlp.fc2.bias", dt, (d,))]
+        out += [
+            (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
+        ]
+    aligned = v.get("projection_dim") or 2048
+    out += [("model.aligner.fc1.weight", dt, (aligned, d)), ("model.aligner.fc1.bias", dt, (aligned,))]
+    for i in range((v.get("depth") or 2) - 1):
+        out += [(f"model.aligner.hidden_layers.{i}.weight", dt, (aligned, aligned))]
+        out += [(f"model.aligner.hidden_layers.{i}.bias", dt, (aligned,))]
+    out += _janus_vqgan(q, "model.vqmodel.", dt)
+    embed, codes = q.get("embed_dim") or 8, q.get("num_embeddings") or 16384
+    gproj, gin = q.get("projection_dim") or 2048, q.get("image_token_embed_dim") or 2048
+    out += [("model.generation_embeddings.weight", dt, (codes, embed))]
+    g = "model.generation_aligner."
+    out += [(g + "fc1.weight", dt, (gproj, embed)), (g + "fc1.bias", dt, (gproj,))]
+    for i in range((q.get("num_hidden_layers") or 2) - 1):
+        out += [
+            (g + f"hidden_layers.{i}.weight", dt, (gproj, gproj)),
+            (g + f"hidden_layers.{i}.bias", dt, (gproj,)),
+        ]
+    h = "model.generation_head."
+    out += [(h + "proj_out.weight", dt, (gproj, gin)), (h + "proj_out.bias", dt, (gproj,))]
+    out += [(h + "vision_head.weight", dt, (codes, gproj))]
+    return [*out, (h + "vision_head.bias", dt, (codes,))]
+
+
+def _lin(name: str, out: int, into: int, dt: str) -> list[Triple]:
+    return [(name + ".weight", dt, (out, into)), (name + ".bias", dt, (out,))]
+
+
+def _phi4_audio(a: dict, e: str, dt: str) -> list[Triple]:
+    """Phi-4-multimodal's conformer (audio_config): global mean / inverse-std buffers, NeMo's subsampling
+    (a strided convolution, then a depthwise and a pointwise one per further halving of time_reduction,
+    and a linear from the flattened channels), a relative attention bias table, and num_blocks layers of
+    two half-step feed-forwards, biased attention and a GLU / depthwise-separable convolution module."""
+    h, inter, heads = (
+        a.get("hidden_size") or 1024,
+        a.get("intermediate_size") or 1536,
+        a.get("num_attention_heads") or 16,
+    )
+    c, feats, reduction = (
+        a.get("nemo_conv_channels") or 1024,
+        a.get("input_size") or 80,
+        a.get("time_reduction") or 8,
+    )
+    ext, sep = a.get("ext_pw_out_channel") or 1024, a.get("depthwise_separable_out_channel") or 1024
+    mult, kernel = a.get("depthwise_multiplier") or 1, a.get("kernel_size") or 3
+    halvings, final = max(reduction.bit_length() - 1, 1), feats
+    for _ in range(halvings):
+        final = (final - 1) // 2 + 1
+    out: list[Triple] = [(e + f"encoder_embedding.global_{b}", dt, (feats,)) for b in ("mean", "invstd")]
+    out += [(e + "embed.conv.0.weight", dt, (c, 1, 3, 3)), (e + "embed.conv.0.bias", dt, (c,))]
+    for k in range(1, halvings):
+        out += [
+            (e + f"embed.conv.{3 * k - 1}.weight", dt, (c, 1, 3, 3)),
+            (e + f"embed.conv.{3 * k - 1}.bias", dt, (c,)),
+        ]
+        out += [
+            (e + f"embed.conv.{3 * k}.weight", dt, (c, c, 1, 1)),
+            (e + f"embed.conv.{3 * k}.bias", dt, (c,)),
+        ]
+    out += _lin(e + "embed.out", h, c * final, dt)
+    buckets = (a.get("bias_max_distance") or 1000) * (1 if a.get("bias_symmetric") is True else 2)
+    out += [(e + "relative_attention_bias_layer.bias_values.weight", dt, (buckets, heads))]
+    hd = heads * (h // heads)
+    for i in range(a.get("num_blocks") or 24):
+        b = f"{e}encoders.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out += _lin(b + "self_attn." + proj, hd, h, dt)
+        out += _lin(b + "self_attn.o_proj", h, hd, dt)
+        for ff in ("feed_forward_in.", "feed_forward_out."):
+            out += _lin(b + ff + "gate_up_proj", 2 * inter, h, dt) + _lin(b + ff + "down_proj", h, inter, dt)
+            out += [(b + ff + f"layer_norm.{w}", dt, (h,)) for w in ("weight", "bias")]
+        m = b + "conv."
+        out += [(m + f"layer_norm.{w}", dt, (h,)) for w in ("weight", "bias")]
+        out += [
+            (m + "glu.ext_pw_conv_1d.weight", dt, (2 * ext, h, 1)),
+            (m + "glu.ext_pw_conv_1d.bias", dt, (2 * ext,)),
+        ]
+        out += [(m + "glu.b1", dt, (1, ext, 1)), (m + "glu.b2", dt, (1, ext, 1))]
+        out += [(m + "dw_sep_conv_1d.dw_conv.weight", dt, (h * mult, 1, kernel))]
+        out += [(m + "dw_sep_conv_1d.dw_conv.bias", dt, (h * mult,))]
+        out += [
+            (m + "dw_sep_conv_1d.pw_conv.weight", dt, (sep, h * mult, 1)),
+            (m + "dw_sep_conv_1d.pw_conv.bias", dt, (sep,)),
+        ]
+        out += [(m + "ext_pw_conv_1d.weight", dt, (ext, h, 1)), (m + "ext_pw_conv_1d.bias", dt, (ext,))]
+        out += [
+            (b + f"{n}.{w}", dt, (h,)) for n in ("layer_norm_att", "layer_norm") for w in ("weight", "bias")
+        ]
+    return out
+
+
+def _phi4_multimodal(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Phi-4-multimodal's embeddings of other modalities (embed_tokens_extend): a SigLIP tower with its
+    attention-pooling head, the learned global / sub-image separators and two biased projections into the
+    text width; the conformer audio encoder and two pairs of biased projections (speech alone, speech
+    beside vision) from its width times downsample_rate. Defaults are the configuration classes'."""
+    v, a = cfg.raw.get("vision_config"), cfg.raw.get("audio_config")
+    v, a = (v if isinstance(v, dict) else {}), (a if isinstance(a, dict) else {})
+    defaults = {"hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27}
+    tower_cfg = {**defaults, "image_size": 448, "patch_size": 14, **v, "vision_use_head": True}
+    if not all(type(tower_cfg[k]) is int for k in defaults):
+        tower_cfg.update(defaults)
+    e = "model.embed_tokens_extend.image_embed."
+    d = tower_cfg["hidden_size"]
+    out = _siglip(tower_cfg, e + "img_processor.")
+    out += [
+        (e + "global_img_feature_extensor", dt, (1, 1, d)),
+        (e + "sub_img_feature_extensor", dt, (1, 1, 1, d)),
+    ]
+    out += _lin(e + "img_projection_up", text_hidden, d, dt) + _lin(
+        e + "img_projection_down", text_hidden, text_hidden, dt
+    )
+    e = "model.embed_tokens_extend.audio_embed."
+    out += _phi4_audio(a, e + "encoder.", dt)
+    width = (a.get("hidden_size") or 1024) * (a.get("downsample_rate") or 1)
+    for mode in ("speech", "vision_speech"):
+        out += _lin(e + f"up_proj_for_{mode}", text_hidden, width, dt)
+        out += _lin(e + f"down_proj_for_{mode}", text_hidden, text_hidden, dt)
+    return out
 
 
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
@@ -1238,6 +1547,9 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "inkling2_loop": inkling2_vision,
     "inkling_mm_model": inkling_vision,
     "unlimited_ocr": unlimited_ocr_vision,
+    "deepseek_ocr2": _deepseek_ocr2,
+    "janus": _janus,
+    "phi4_multimodal": _phi4_multimodal,
 }
 
 
@@ -1248,4 +1560,6 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "instructblipvideo": frozenset({"qformer_config"}),
     "deepseek_vl_hybrid": frozenset({"high_res_vision_config"}),
     "molmo2": frozenset({"adapter_config"}),
+    "janus": frozenset({"vq_config"}),
+    "phi4_multimodal": frozenset({"audio_config"}),
 }
