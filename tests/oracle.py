@@ -818,7 +818,7 @@ def _kv(metrics: Any, truth: Truth) -> list[str]:
         if match and classify(name, shape, by_layer, metrics.cfg.num_layers)[0] == "attention":
             layer = int(match.group(1))
             rows[layer] = rows.get(layer, 0) + shape[0]
-            if match.group(2) == "v_proj":
+            if match.group(2).startswith("v_proj"):  # ZAYA's current and delayed halves too
                 values.add(layer)
     for layer in set(rows) - values:  # keys only: the values are the keys, cached again
         rows[layer] *= 2
@@ -850,6 +850,9 @@ _STATE_GROUPS: dict[str, tuple[str | None, str | None]] = {
     "rwkv": ("rwkv_state", None),
     "lightning": ("linear_attention_state", None),
 }
+# the state an attention layer keeps beside its KV (ZAYA's CCA: the delayed values, the q/k convolutions'
+# last inputs), where hubdiff holds one
+_ATTENTION_STATE_GROUPS: tuple[str, str] = ("cca_state", "cca_conv")
 _STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 _CACHE_TOKENS = 2  # a prefill of two tokens: every key and value length is 2, every state its fixed size
 # model_types whose recurrent state the cache check cannot measure, and why (a row of any other type
@@ -900,6 +903,20 @@ def _meta_nonzero() -> Iterator[None]:
         fx_config.meta_nonzero_assume_all_nonzero = before
 
 
+def _chained_window(layer: Any, channels: int, window: int) -> bool:
+    """Whether a cached convolution window is that of several convolutions run one after another over the
+    same channels (ZAYA's CCA: depthwise, then grouped), each reading (taps - 1) past inputs: the window
+    is then their sum, all of it past inputs that the next token needs. A single convolution's window is
+    its kernel, the new token's input included, of which the engines keep one fewer."""
+    import torch.nn as nn
+
+    for module in layer.modules():
+        convs = [c for c in module.children() if isinstance(c, nn.Conv1d) and c.in_channels == channels]
+        if len(convs) > 1 and sum(c.kernel_size[0] - 1 for c in convs) == window:
+            return True
+    return False
+
+
 def _layer_cache(i: int, cache: Any, layer: Any, tokens: int) -> tuple[int, int, int]:
     """(recurrent, conv, KV per token) elements one layer holds: in the cache's layer (conv_states,
     recurrent_states, keys and values), a lightning cache's ``linear_cache``, or the layer's own modules
@@ -914,7 +931,8 @@ def _layer_cache(i: int, cache: Any, layer: Any, tokens: int) -> tuple[int, int,
         if isinstance(t, torch.Tensor):
             # transformers keeps the kernel's last inputs, the serving engines one fewer (the new token's)
             kernel = (getattr(entry, "conv_kernel_size", None) or {}).get(state_idx) or t.shape[-1]
-            conv += t.numel() // t.shape[-1] * (kernel - 1)
+            kept = kernel if _chained_window(layer, t.shape[-2], kernel) else kernel - 1
+            conv += t.numel() // t.shape[-1] * kept
     for t in (getattr(entry, "recurrent_states", None) or {}).values():
         if isinstance(t, torch.Tensor):
             recurrent += t.numel()
@@ -1069,16 +1087,24 @@ def _state_check(metrics: Any, figures: CacheFigures) -> list[str]:
             kinds[x.index] = "mamba" if x.parallel_ssm else x.attention
     held: dict[str, int] = {}
     stray: list[int] = []
+    # attention layers that keep a state of their own (ZAYA's CCA) where hubdiff gives them one
+    attention_pair = (
+        _ATTENTION_STATE_GROUPS
+        if {g.name for g in metrics.kv.states} & set(_ATTENTION_STATE_GROUPS)
+        else (None, None)
+    )
     for part, figure in ((0, figures.recurrent), (1, figures.conv)):
         for i, elements in figure.items():
-            group = _STATE_GROUPS.get(kinds.get(i, ""), (None, None))[part]
+            kind = kinds.get(i, "")
+            pair = attention_pair if kind in ("mha", "gqa", "mqa", "swa") else (None, None)
+            group = _STATE_GROUPS.get(kind, pair)[part]
             if group is not None:
                 held[group] = held.get(group, 0) + elements
             elif elements:
                 stray.append(i)
     if stray:
         out.append(f"state in layers {sorted(set(stray))} (transformers' cache) that hubdiff holds none for")
-    known = {g for pair in _STATE_GROUPS.values() for g in pair if g}
+    known = {g for pair in (*_STATE_GROUPS.values(), _ATTENTION_STATE_GROUPS) for g in pair if g}
     for group in metrics.kv.states:
         if group.name not in known:
             out.append(f"state group {group.name} not read by the cache check")

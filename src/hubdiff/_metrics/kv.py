@@ -387,6 +387,7 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 "rwkv_state", len(rwkv), (2 * h + 3 * width) * 4, "float32", f"(2 × {h} + 3 × {width}) × 4"
             )
         )
+    out += _cca_states(cfg, by_kind, model_bytes, model_dtype)
     lightning = by_kind.get("lightning", [])
     if lightning:
         heads, dim = cfg.num_heads or 0, cfg.head_dim or 0
@@ -400,3 +401,38 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
             )
         )
     return out
+
+
+def _cca_states(
+    cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: int, model_dtype: str
+) -> list[StateGroup]:
+    """ZAYA's compressed convolutional attention keeps, beside its keys and values, what its next token's
+    q/k convolutions and delayed values read (modeling_zaya.py: ZayaCCAProjection): the last
+    (cca_time0 - 1) + (cca_time1 - 1) inputs of its two chained convolutions, (heads + KV heads) x head_dim
+    channels, and the previous token's delayed values, half of the KV heads' width; in the model dtype."""
+    from .estimate import facts, layer_heads
+
+    if not facts(cfg)[0].cca_attention:
+        return []
+    attention = [x for kind in ("mha", "gqa", "mqa", "swa") for x in by_kind.get(kind, [])]
+    if not attention:
+        return []
+    heads, kv, hd, _ = layer_heads(cfg, attention[0])
+    window = (cfg.number("cca_time0", default=2) or 2) - 1 + (cfg.number("cca_time1", default=2) or 2) - 1
+    channels = (heads + kv) * hd
+    return [
+        StateGroup(
+            "cca_conv",
+            len(attention),
+            window * channels * model_bytes,
+            model_dtype,
+            f"{window} × ({heads} + {kv}) × {hd} × {model_bytes}",
+        ),
+        StateGroup(
+            "cca_state",
+            len(attention),
+            kv * hd // 2 * model_bytes,
+            model_dtype,
+            f"{kv} × {hd} / 2 × {model_bytes}",
+        ),
+    ]
