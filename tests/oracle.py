@@ -459,6 +459,10 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
             x // 2 if i % 2 and (x // 2) % kv == 0 else x for i, x in enumerate(heads)
         ]
         out.append(("per-layer heads", varied))
+    ordered = copy.deepcopy(out[0][1])
+    if ordered.get("use_ordered_embeddings") is False:  # Gemma 4's assistants: a centroid head beside lm_head
+        ordered["use_ordered_embeddings"] = True
+        out.append(("ordered embeddings", ordered))
     out += _gemma_variants(out[0][1])
     out += _gemma_towers(model_type, out[0][1])
     sliding = copy.deepcopy(out[0][1])
@@ -534,8 +538,7 @@ def sweep_cases(model_type: str) -> tuple[list[Case], str]:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
     try:
-        with _quiet():
-            base = CONFIG_MAPPING[model_type]().to_diff_dict()
+        base = _validated_defaults(CONFIG_MAPPING[model_type])
     except Exception as exc:
         return [], f"no default configuration: {_one_line(exc, 160)}"
     base = _filled_layout(base)
@@ -562,6 +565,51 @@ def sweep_cases(model_type: str) -> tuple[list[Case], str]:
     for name, config in _corpus_configs().get(model_type, []):
         cases.append(Case(model_type, name, _clean(_shrunk(config, MAX_SWEEP_LAYERS))))
     return cases, "; ".join(failures)
+
+
+_MUST_BE = re.compile(r"\b(\w+) must be (-?\d+|True|False), got ")
+
+
+def _validated_defaults(config_class: Any) -> dict[str, Any]:
+    """A configuration class's defaults, or, where its own validation refuses them (Gemma 4's assistant
+    around Gemma 4's text defaults: "hidden_size_per_layer_input must be 0, got 256"), its defaults with
+    each value the validation names set in the sub-config that holds the key, one refusal at a time."""
+    import ast
+
+    subs: dict[str, Any] = {}
+    for _ in range(8):
+        try:
+            with _quiet():
+                return config_class(**subs).to_diff_dict()
+        except Exception as exc:
+            match = _MUST_BE.search(str(exc))
+            if match is None:
+                raise
+            key, value = match.group(1), ast.literal_eval(match.group(2))
+            defaults = _sub_config_defaults(config_class)
+            holders = [k for k, v in defaults.items() if key in v]
+            if not holders or any(subs.get(k, {}).get(key) == value for k in holders):
+                raise
+            for k in holders:
+                subs[k] = {**(subs.get(k) or defaults[k]), key: value}
+    with _quiet():
+        return config_class(**subs).to_diff_dict()
+
+
+def _sub_config_defaults(config_class: Any) -> dict[str, dict[str, Any]]:
+    """Each sub-config's own defaults (with its model_type), from the class's sub-config specs."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    out: dict[str, dict[str, Any]] = {}
+    for key, spec in (getattr(config_class, "sub_configs_defaults", None) or {}).items():
+        model_type = getattr(spec, "model_type", None)
+        sub_class = spec.config_class
+        if isinstance(model_type, str) and model_type in CONFIG_MAPPING:  # AutoConfig's default type
+            sub_class = CONFIG_MAPPING[model_type]
+        with contextlib.suppress(Exception), _quiet():
+            sub = sub_class(**getattr(spec, "init_kwargs", {}))
+            out[key] = {**sub.to_diff_dict(), "model_type": sub.model_type}
+    return out
 
 
 def _filled_layout(base: dict[str, Any]) -> dict[str, Any]:

@@ -90,7 +90,15 @@ _PROJECTOR = {
 }
 # projector parts named at the top level (Mistral's consolidated checkpoints), a name that elsewhere may
 # be a vision tower's own (a patch merger inside a tower)
-_TOP_PROJECTOR = {"patch_merger", "vision_language_adapter", "pre_mm_projector_norm"}
+# Gemma 4's assistants' pre_ / post_projection likewise take features of another model (the target's
+# hidden states) into the text width and back, outside the decoder
+_TOP_PROJECTOR = {
+    "patch_merger",
+    "vision_language_adapter",
+    "pre_mm_projector_norm",
+    "pre_projection",
+    "post_projection",
+}
 _SCALE_SUFFIXES = (
     "_scale_inv",
     "_scales",

@@ -99,6 +99,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out.append(("lm_head.weight", dt, (vocab, width)))
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
+    if ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).drafter_projections:
+        out += _drafter_projections(cfg, h, dt)
     blocks = block_configs(cfg)
     if arch.gemma_stack:
         out += gemma_model_extras(cfg, sum(1 for x in layers if not x.mtp), h, dt)
@@ -211,3 +213,14 @@ def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:
         cfg.get("num_ln_in_parallel_attn") is None and cfg.get("new_decoder_architecture") is True
     )
     return 1 if parallel and not two else 2
+
+
+def _drafter_projections(cfg: ArchConfig, h: int, dt: str) -> list[Triple]:
+    """A drafter's inputs are its target's token embedding and last hidden state side by side, and its
+    output goes back into the target's width (modeling_gemma4_assistant.py: pre_projection,
+    post_projection); the target's width is the outer config's backbone_hidden_size."""
+    backbone = cfg.raw.get("backbone_hidden_size")
+    if type(backbone) is not int or backbone <= 0:
+        return []
+    cfg.get("backbone_hidden_size")  # read: no longer a key hubdiff leaves uncounted
+    return [("pre_projection.weight", dt, (h, 2 * backbone)), ("post_projection.weight", dt, (backbone, h))]

@@ -185,6 +185,9 @@ class ArchitectureFacts:
     # CPM-Ant: prompt_types x prompt_length prompt-token rows after the vocabulary, a segment embedding and
     # one relative position bias table (segment pairs and distance buckets, per head) for every layer
     cpm_embeddings: bool = False
+    # a drafter of another model (Gemma 4's assistants): pre_projection from the target's embedding and
+    # hidden state (2 x backbone_hidden_size) into its own width, post_projection back to the target's
+    drafter_projections: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -554,6 +557,14 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # norms a layer (modeling_muse_glimmer.py)
     "muse_glimmer_text": ArchitectureFacts(attention_gate_proj=True, norms_per_layer=4),
 }
+
+
+# Gemma 4's assistants: the outer class around a Gemma 4 text model whose every layer reads the target's
+# keys and values, with its projections from and to the target's width
+for _outer in ("gemma4_assistant", "gemma4_unified_assistant"):
+    ARCHITECTURE_FACTS[_outer] = dataclasses.replace(
+        ARCHITECTURE_FACTS["gemma4_text"], drafter_projections=True
+    )
 
 
 # PaddleOCR-VL's text model is ERNIE 4.5's: use_bias biases q, k, v, o and the MLP
