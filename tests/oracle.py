@@ -693,6 +693,21 @@ def _decoder_layers(decoder: Any) -> list[Any]:
     return max(lists, key=len) if lists else []
 
 
+def _get_decoder(model: Any) -> Any:
+    """transformers' ``get_decoder``, unless what it finds is the output head: it returns any attribute
+    named ``decoder``, and ModernBERT-decoder's class names its vocabulary projection so; its
+    ``model`` is the decoder then (None where the class has none)."""
+    decoder = None
+    with contextlib.suppress(Exception):
+        decoder = model.get_decoder()
+    head = None
+    with contextlib.suppress(Exception):
+        head = model.get_output_embeddings()
+    if decoder is not None and decoder is head:
+        return getattr(model, "model", None)
+    return decoder
+
+
 def _top_k(block: Any, text_config: Any) -> int | None:
     for holder in (block, getattr(block, "gate", None), getattr(block, "router", None)):
         for name in ("top_k", "num_experts_per_tok", "topk"):
@@ -716,9 +731,7 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
 
     state = model.state_dict(keep_vars=True)
     total = sum(_numel(tuple(t.shape)) for t in {id(t): t for t in state.values()}.values())
-    decoder = None
-    with contextlib.suppress(Exception):
-        decoder = model.get_decoder()
+    decoder = _get_decoder(model)
     if not isinstance(decoder, nn.Module) or decoder is model:
         decoder = (
             getattr(model, "model", None) if isinstance(getattr(model, "model", None), nn.Module) else model
@@ -729,6 +742,12 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
         head = model.get_output_embeddings()
     if isinstance(head, nn.Module):
         text_ids |= {id(t) for t in head.state_dict(keep_vars=True).values()}
+    # the head's own modules beside the vocabulary projection (ModernBERT's and BERT's dense + norm
+    # transform before it) run for every token as the projection does
+    for name in ("lm_head", "cls"):
+        part = getattr(model, name, None)
+        if isinstance(part, nn.Module):
+            text_ids |= {id(t) for t in part.state_dict(keep_vars=True).values()}
     # a vision tower inside the decoder (IDEFICS's model holds it beside its layers) runs once per image,
     # not per token: the submodules built from the vision config are not what a token uses
     vision_config = getattr(config_obj, "vision_config", None)
@@ -1025,9 +1044,7 @@ def cache_figures(model: Any, needed: set[int] | None = None) -> CacheFigures:
     import torch.nn as nn
     from transformers.cache_utils import Cache
 
-    decoder = None
-    with contextlib.suppress(Exception):
-        decoder = model.get_decoder()
+    decoder = _get_decoder(model)
     if not isinstance(decoder, nn.Module):
         decoder = model
     layers = _decoder_layers(decoder)

@@ -282,7 +282,8 @@ def classify(
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
         return "embeddings", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
-        len(segments) == 2 and segments[0] in ("head", "output_projection")  # BioGPT's head
+        len(segments) == 2
+        and segments[0] in ("head", "output_projection", "decoder")  # BioGPT's head; ModernBERT-decoder's
     ):
         return "output_head", layer
     last = segments[-1]

@@ -53,6 +53,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             cfg
         )  # read even where no layer of its kind is written (a Mamba-only stack's attention_bias)
     norm_parts: tuple[str, ...] = ("weight", "bias") if arch.norm_bias else ("weight",)
+    if arch.norm_bias_switch is not None:
+        norm_parts = ("weight", "bias") if arch.norm_bias_switch.on(cfg) else ("weight",)
     width, final_norm = h, arch.final_norm
     if arch.opt_switches:
         affine = cfg.get("layer_norm_elementwise_affine") is not False
@@ -88,6 +90,12 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         ]
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
+    if arch.embeddings_norm:
+        out += [(f"model.embeddings.norm.{part}", dt, (h,)) for part in norm_parts]
+    if arch.prediction_head is not None:
+        out.append(("lm_head.dense.weight", dt, (h, h)))
+        out += [("lm_head.dense.bias", dt, (h,))] if arch.prediction_head.on(cfg) else []
+        out += [(f"lm_head.norm.{part}", dt, (h,)) for part in norm_parts]
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
     outer_head = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).outer_head
     if (not cfg.tied_embeddings or arch.never_tied) and outer_head:
@@ -123,6 +131,9 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             "pre_feedforward_layernorm",
             "post_feedforward_layernorm",
         )
+        if arch.no_first_attention_norm and layer.index == 0 and attn:
+            names = names[1:]  # the embedding's norm stands in for the first layer's
+            norms -= 1
         out += [(f"{p}{n}.{part}", dt, (h,)) for n in names[:norms] for part in norm_parts]
         if arch.gated_norms:  # A.X-K2: the norm before attention, and before an MoE block, gated
             rank = cfg.number("gated_norm_rank", default=0) or 0

@@ -188,6 +188,13 @@ class ArchitectureFacts:
     # a drafter of another model (Gemma 4's assistants): pre_projection from the target's embedding and
     # hidden state (2 x backbone_hidden_size) into its own width, post_projection back to the target's
     drafter_projections: bool = False
+    # ModernBERT-decoder: every LayerNorm biased as this switch says (norm_bias), one more inside the
+    # embeddings (stored with them), none before the first layer's attention (the embedding's stands in),
+    # and a dense + norm transform before the vocabulary projection, its dense biased as its switch says
+    norm_bias_switch: Switch | None = None
+    embeddings_norm: bool = False
+    no_first_attention_norm: bool = False
+    prediction_head: Switch | None = None
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -539,6 +546,13 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
             "index_num_local_tokens",
             "index_num_sink_tokens",
         ),
+    ),
+    "modernbert-decoder": ArchitectureFacts(
+        norm_bias_switch=Switch(("norm_bias",)),
+        embeddings_norm=True,
+        no_first_attention_norm=True,
+        prediction_head=Switch(("classifier_bias",)),
+        head_bias=Switch(("decoder_bias",), True),
     ),
     "cpmant": ArchitectureFacts(
         cpm_embeddings=True, never_tied=True, unused_keys=("position_bias_max_distance",)
