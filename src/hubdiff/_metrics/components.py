@@ -341,6 +341,8 @@ def classify(
     words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
     if len(shape) == 1 and any(("norm" in s or s.startswith("ln") or s.endswith("_ln")) for s in words[-2:]):
         return "norms", layer
+    if len(shape) == 1 and len(segments) > 1 and segments[-2] == "LayerNorm" and layer is not None:
+        return "norms", layer  # BERT's, after attention (attention.output.LayerNorm) and after the MLP
     if len(shape) == 1 and any(
         s.endswith("residual_scale") or s.startswith("input_hidden_states_") for s in segments[-2:]
     ):
@@ -353,6 +355,8 @@ def classify(
         return "attention", layer
     if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj", "alpha_dense"):
         return "dense_mlp", layer
+    if layer is not None and ("intermediate" in segset or segments[-3:-1] == ["output", "dense"]):
+        return "dense_mlp", layer  # BERT's MLP: intermediate.dense, then output.dense (outside attention)
     if len(shape) == 1 and any("norm" in s for s in segments):
         return "norms", layer
     if segments[-2:] in (["lerope", "alpha"], ["rotary_emb", "alpha"]):  # Mistral Large 4's learned RoPE

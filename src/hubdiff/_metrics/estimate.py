@@ -107,6 +107,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out.append(("lm_head.weight", dt, (vocab, width)))
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
+        if arch.untied_head_bias_twice and not cfg.tied_embeddings:
+            out.append(("lm_head.decoder.bias", dt, (vocab,)))
     if ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).drafter_projections:
         out += _drafter_projections(cfg, h, dt)
     blocks = block_configs(cfg)

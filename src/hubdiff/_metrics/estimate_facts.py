@@ -195,6 +195,9 @@ class ArchitectureFacts:
     embeddings_norm: bool = False
     no_first_attention_norm: bool = False
     prediction_head: Switch | None = None
+    # BertGeneration: the head's bias is lm_head.bias and lm_head.decoder.bias, one tensor while the head is
+    # tied to the embedding and two once it is not (transformers ties them with the embedding only)
+    untied_head_bias_twice: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -553,6 +556,20 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         no_first_attention_norm=True,
         prediction_head=Switch(("classifier_bias",)),
         head_bias=Switch(("decoder_bias",), True),
+    ),
+    # BERT as a decoder (BertGenerationDecoder): post-LN layers of biased query / key / value / output, a
+    # plain biased MLP, biased LayerNorms, learned positions and a LayerNorm in the embeddings, no final
+    # norm, a head biased tied or not; cross-attention (add_cross_attention) only for an encoder-decoder
+    "bert-generation": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        learned_positions=0,
+        embeddings_norm=True,
+        final_norm=False,
+        head_bias=ALWAYS,
+        untied_head_bias_twice=True,
+        builds_only=(("add_cross_attention", False),),
     ),
     "cpmant": ArchitectureFacts(
         cpm_embeddings=True, never_tied=True, unused_keys=("position_bias_max_distance",)
