@@ -750,8 +750,11 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             text_ids |= {id(t) for t in part.state_dict(keep_vars=True).values()}
     # a vision tower inside the decoder (IDEFICS's model holds it beside its layers) runs once per image,
     # not per token: the submodules built from the vision config are not what a token uses
-    vision_config = getattr(config_obj, "vision_config", None)
-    if vision_config is not None:
+    # nor does an image tokenizer (Chameleon's VQ-VAE, built from vq_config inside its model)
+    for key in ("vision_config", "vq_config"):
+        vision_config = getattr(config_obj, key, None)
+        if vision_config is None:
+            continue
         for module in decoder.modules():
             if module is not decoder and getattr(module, "config", None) is vision_config:
                 text_ids -= {id(t) for t in module.state_dict(keep_vars=True).values()}

@@ -63,6 +63,7 @@ _VISION = {
     "vision_backbone",  # Molmo's own names: image_vit, image_pooling_2d, image_projector
     "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
     "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
+    "vqmodel",  # Chameleon's VQ-VAE image tokenizer: run once per image, as a tower is
 }
 _PROJECTOR = {
     "mm_projector",

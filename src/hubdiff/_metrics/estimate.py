@@ -23,6 +23,7 @@ from .estimate_gemma import gemma_layer_extras, gemma_model_extras
 from .estimate_mixers import _attention, _zamba, mamba_shape
 from .estimate_mlp import _mlp
 from .estimate_vision import _vision, vision_kind
+from .estimate_vq import vq_tokenizer
 from .layers import LayerInfo, block_configs
 
 # what other modules take from here, defined beside it
@@ -186,6 +187,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         )
     out += _vision(cfg, h)
     out += audio(cfg, h)
+    if arch.vq_tokenizer:
+        out += vq_tokenizer(cfg)
     return out
 
 

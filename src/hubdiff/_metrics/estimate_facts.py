@@ -198,6 +198,10 @@ class ArchitectureFacts:
     # BertGeneration: the head's bias is lm_head.bias and lm_head.decoder.bias, one tensor while the head is
     # tied to the embedding and two once it is not (transformers ties them with the embedding only)
     untied_head_bias_twice: bool = False
+    # Chameleon: per-head q/k LayerNorms with biases beside RMS layer norms, and a VQ-VAE image tokenizer
+    # (vq_config) in the checkpoint (estimate_vq)
+    qk_norm_always_biased: bool = False
+    vq_tokenizer: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -570,6 +574,14 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         head_bias=ALWAYS,
         untied_head_bias_twice=True,
         builds_only=(("add_cross_attention", False),),
+    ),
+    # Chameleon: model_parallel_size only names how training was sharded, vocabulary_map which tokens stand
+    # for image codes, swin_norm the order of the same norms: none sizes anything
+    "chameleon": ArchitectureFacts(
+        qk_norm="heads",
+        qk_norm_always_biased=True,
+        vq_tokenizer=True,
+        unused_keys=("model_parallel_size", "vocabulary_map", "swin_norm"),
     ),
     "cpmant": ArchitectureFacts(
         cpm_embeddings=True, never_tied=True, unused_keys=("position_bias_max_distance",)

@@ -146,6 +146,8 @@ def _attention(
             out.append((a + "dt_proj.bias", dt, (kv,)))
     norm = _qk_norm(cfg, arch)
     parts = ("weight", "bias") if arch.norm_bias and arch.qk_norm_bias else ("weight",)
+    if arch.qk_norm_always_biased:
+        parts = ("weight", "bias")
     if norm == "head":
         out += [(a + f"{n}.{part}", dt, (hd,)) for n in ("q_norm", "k_norm") for part in parts]
     elif norm == "full":
