@@ -255,6 +255,7 @@ _LAYER_COUNT_KEYS = (
     "depth",
     "encoder_layers",
     "decoder_layers",
+    "num_blocks",  # xLSTM's copy of its layer count, which its model reads
     "num_decoder_layers",
 )
 NOT_PROVEN = "not proven by the sweep"
@@ -792,10 +793,13 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
         names = {name.rsplit(".", 1)[-1] for name, _ in layer.named_modules()}
         if "experts" in names or any("Experts" in c for c in classes):
             moe.add(i)
-        # RWKV's parts are named after the model itself ("RwkvSelfAttention"): its WKV decay tells
-        if any(_RECURRENT_CLASS.search(c) for c in classes) or "time_decay" in {
-            n.rsplit(".", 1)[-1] for n, _ in layer.named_parameters()
-        }:
+        # RWKV's parts are named after the model itself ("RwkvSelfAttention"): its WKV decay tells; so are
+        # xLSTM's ("xLSTMLayer"): the mLSTM it holds (mlstm_layer) tells
+        if (
+            any(_RECURRENT_CLASS.search(c) for c in classes)
+            or "time_decay" in {n.rsplit(".", 1)[-1] for n, _ in layer.named_parameters()}
+            or any("lstm" in n.lower() for n in names)
+        ):
             recurrent.add(i)
     types = getattr(text_config, "layer_types", None)
     sliding = None
@@ -919,6 +923,7 @@ _STATE_GROUPS: dict[str, tuple[str | None, str | None]] = {
     "shortconv": (None, "shortconv_state"),
     "rwkv": ("rwkv_state", None),
     "lightning": ("linear_attention_state", None),
+    "mlstm": ("mlstm_state", None),
 }
 # the state an attention layer keeps beside its KV (ZAYA's CCA: the delayed values, the q/k convolutions'
 # last inputs), where hubdiff holds one

@@ -141,6 +141,7 @@ _EMBED = {
 _HEAD = {"lm_head", "embed_out", "output"}
 _ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}
 _ATTN = {
+    "mlstm_layer",  # xLSTM's mLSTM
     "self_attn",
     "attn",
     "attention",
@@ -429,7 +430,11 @@ class _Tally:
             features["mla"].add(layer)
             if shape:
                 report.kv_a_rows.add(shape[0])
-        if "linear_attn" in segset or (segset & _ATTN and segset & _LINEAR_WITNESSES):
+        if (
+            "linear_attn" in segset
+            or (segset & _ATTN and segset & _LINEAR_WITNESSES)
+            or "mlstm_layer" in segset
+        ):
             features["linear_attention"].add(layer)
         if "experts" in segset or component == "routed_experts":
             features["experts"].add(layer)

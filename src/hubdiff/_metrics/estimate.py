@@ -67,7 +67,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     if width != h:
         out += [("model.project_in.weight", dt, (h, width)), ("model.project_out.weight", dt, (width, h))]
     if final_norm:
-        out += [(f"model.norm.{part}", dt, (h,)) for part in norm_parts]
+        out += [
+            (f"model.norm.{part}", dt, (h,))
+            for part in (("weight",) if arch.unbiased_final_norm else norm_parts)
+        ]
     if arch.learned_positions is not None:
         out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
     if arch.residual_scaling:  # ZAYA: a scale and a bias on the embedded input

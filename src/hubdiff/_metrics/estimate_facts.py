@@ -201,6 +201,7 @@ class ArchitectureFacts:
     # Chameleon: per-head q/k LayerNorms with biases beside RMS layer norms, and a VQ-VAE image tokenizer
     # (vq_config) in the checkpoint (estimate_vq)
     qk_norm_always_biased: bool = False
+    unbiased_final_norm: bool = False  # the final norm has no bias whatever biases the others (xLSTM)
     vq_tokenizer: bool = False
 
 
@@ -582,6 +583,26 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         qk_norm_always_biased=True,
         vq_tokenizer=True,
         unused_keys=("model_parallel_size", "vocabulary_map", "swin_norm"),
+    ),
+    # xLSTM: use_bias biases its RMS norms (not the final one), the mLSTM and the MLP; embedding_dim and
+    # num_blocks are its hidden_size and layer count (read where they agree); add_out_norm and the kernel
+    # and precision switches size nothing (the final norm is always built)
+    "xlstm": ArchitectureFacts(
+        norm_bias_switch=Switch(("use_bias",)),
+        unbiased_final_norm=True,
+        never_tied=True,  # no tied-weights keys in the class
+        unused_keys=(
+            "add_out_norm",
+            "norm_reduction_force_float32",
+            "chunkwise_kernel",
+            "sequence_kernel",
+            "step_kernel",
+            "return_last_states",
+            "autocast_kernel_dtype",
+            "max_inference_chunksize",
+            "mode",
+            "gate_soft_cap",
+        ),
     ),
     "cpmant": ArchitectureFacts(
         cpm_embeddings=True, never_tied=True, unused_keys=("position_bias_max_distance",)

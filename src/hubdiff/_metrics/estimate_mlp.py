@@ -98,6 +98,8 @@ def _mlp(
         from .estimate_gemma import gemma_mlp  # estimate_gemma is above this module
 
         return gemma_mlp(cfg, layer, p, h, dt)
+    if layer.mlp == "dense" and layer.attention == "mlstm":  # xLSTM's gated feed-forward
+        return _xlstm_ffn(cfg, p + "ffn.", h, dt)
     if layer.mlp == "dense" and layer.attention == "rwkv":  # RWKV's channel mixing, a squared-ReLU MLP
         inter = dense_intermediate(cfg)
         f = p + "feed_forward."
@@ -217,4 +219,19 @@ def _modality_experts(
     shared = widths[0] * (cfg.num_shared_experts or 0)
     if shared:
         out += _dense(m + "shared_experts.", h, shared, dt, gated, bias)
+    return out
+
+
+def _xlstm_ffn(cfg: ArchConfig, f: str, h: int, dt: str) -> list[Triple]:
+    """xLSTM's feed-forward (modeling_xlstm.py: xLSTMFeedForward): a SiLU-gated MLP whose gate and up
+    projections weight_mode "fused" stores as one proj_up_gate_z; use_bias biases all of it."""
+    from .estimate_mixers import xlstm_widths  # estimate_mixers imports this module
+
+    up = xlstm_widths(cfg, h)[2]
+    fused = cfg.get("weight_mode") == "fused"
+    rows = {"proj_up_gate_z": 2 * up} if fused else {"proj_up_gate": up, "proj_up": up}
+    out: list[Triple] = [(f"{f}{n}.weight", dt, (r, h)) for n, r in rows.items()]
+    out.append((f + "proj_down.weight", dt, (h, up)))
+    if cfg.get("use_bias") is True:
+        out += [(f"{f}{n}.bias", dt, (r,)) for n, r in rows.items()] + [(f + "proj_down.bias", dt, (h,))]
     return out

@@ -388,6 +388,7 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
             )
         )
     out += _cca_states(cfg, by_kind, model_bytes, model_dtype)
+    out += _mlstm_states(cfg, by_kind)
     lightning = by_kind.get("lightning", [])
     if lightning:
         heads, dim = cfg.num_heads or 0, cfg.head_dim or 0
@@ -435,4 +436,33 @@ def _cca_states(
             model_dtype,
             f"{kv} × {hd} / 2 × {model_bytes}",
         ),
+    ]
+
+
+def _mlstm_states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]]) -> list[StateGroup]:
+    """xLSTM's mLSTM keeps per head a qk_head_dim x v_head_dim memory, a qk_head_dim normaliser and one
+    stabiliser (modeling_xlstm.py: xLSTMCache), each width rounded up to 64 as its config's qk_dim and
+    v_dim are, in inference_state_dtype (float32 by default)."""
+    layers = by_kind.get("mlstm", [])
+    if not layers:
+        return []
+    h = cfg.hidden_size or 0
+    heads = cfg.number("num_heads", default=0) or 0
+
+    def rounded(factor: str, default: float) -> int:
+        return int(((h * float(cfg.get(factor, default=default)) + 63) // 64) * 64)
+
+    dk = rounded("qk_dim_factor", 0.5) // max(heads, 1)
+    dv = rounded("v_dim_factor", 1.0) // max(heads, 1)
+    dtype = str(cfg.get("inference_state_dtype", default="float32"))
+    dtype = dtype if dtype in _MODEL_DTYPE_BYTES else "float32"
+    size = _MODEL_DTYPE_BYTES[dtype]
+    return [
+        StateGroup(
+            "mlstm_state",
+            len(layers),
+            heads * (dk * dv + dk + 1) * size,
+            dtype,
+            f"{heads} × ({dk} × {dv} + {dk} + 1) × {size}",
+        )
     ]

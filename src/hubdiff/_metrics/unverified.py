@@ -257,7 +257,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons.append("no hidden size in the config")
     if not cfg.vocab_size:
         reasons.append("no vocabulary size in the config")
-    if not cfg.num_heads and any(x.attention not in ("mamba", "rwkv", "none") for x in layers):
+    if not cfg.num_heads and any(x.attention not in ("mamba", "rwkv", "mlstm", "none") for x in layers):
         reasons.append("no attention head count in the config")
     if any(x.mlp == "moe" for x in layers) and not cfg.experts_per_token:
         reasons.append("no experts-per-token count in the config: active parameters unknown")
