@@ -743,6 +743,16 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
         head = model.get_output_embeddings()
     if isinstance(head, nn.Module):
         text_ids |= {id(t) for t in head.state_dict(keep_vars=True).values()}
+    # a text stack of the encoder that a decoder shares (DiffusionGemma's: the prompt's tokens run through
+    # it, the canvas's through the decoder): its own tensors (untied buffers) are the language model's too
+    encoder = None
+    with contextlib.suppress(Exception):
+        encoder = model.get_encoder()
+    language = getattr(encoder, "language_model", None) if encoder is not model else None
+    stacks = [decoder]
+    if isinstance(language, nn.Module) and language is not decoder:
+        text_ids |= {id(t) for t in language.state_dict(keep_vars=True).values()}
+        stacks.append(language)
     # the head's own modules beside the vocabulary projection (ModernBERT's and BERT's dense + norm
     # transform before it) run for every token as the projection does
     for name in ("lm_head", "cls"):
@@ -768,7 +778,7 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
     text_config = config_obj.get_text_config()
     inactive = 0.0
     counted: set[int] = set()
-    for _, block in decoder.named_modules():
+    for _, block in (item for stack in stacks for item in stack.named_modules()):
         for name, child in block.named_children():
             if id(child) in counted:
                 continue
@@ -776,6 +786,9 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             if not (is_list or "Experts" in type(child).__name__):
                 continue
             counted.update(id(m) for m in child.modules())
+            if any(id(p) in counted for p in child.parameters()):  # a second stack's tied experts
+                continue
+            counted.update(id(p) for p in child.parameters())
             params = sum(p.numel() for p in child.parameters())
             n = len(child) if is_list else getattr(child, "num_experts", None)
             if not isinstance(n, int):
@@ -885,11 +898,17 @@ def _kv(metrics: Any, truth: Truth) -> list[str]:
     by_layer = {x.index: x for x in metrics.layers}
     rows: dict[int, int] = {}
     values: set[int] = set()
+    seen: set[str] = set()
     for name, _, shape in truth.tensors:
         match = _KV_PROJECTION.search(name)
         if ".cross_attn." in name:  # keys and values of the image's features, cached once per image
             continue
         if match and classify(name, shape, by_layer, metrics.cfg.num_layers)[0] == "attention":
+            # a second stack's copy of a layer's projection (DiffusionGemma's decoder, untied) reads the
+            # first stack's cache: one layer caches once
+            if name[match.start(1) :] in seen:
+                continue
+            seen.add(name[match.start(1) :])
             layer = int(match.group(1))
             rows[layer] = rows.get(layer, 0) + shape[0]
             if match.group(2).startswith("v_proj"):  # ZAYA's current and delayed halves too
@@ -1344,6 +1363,25 @@ def _filled_text_sizes(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
     return {"text_config": {**nested, **filled}} if filled else {}
 
 
+def _filled_experts(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """Experts a text model builds in every layer while its configuration class leaves them unsized
+    (DiffusionGemma's, beside each layer's MLP: num_experts, top_k_experts and moe_intermediate_size all
+    None), sized as the "moe block" variation sizes Gemma 4's: 8 experts, 2 a token, a quarter of the
+    MLP's width. Written into the config's own text_config where it has one."""
+    text = getattr(cfg_obj, "text_config", None) or cfg_obj
+    keys = ("num_experts", "top_k_experts", "moe_intermediate_size")
+    inter = getattr(text, "intermediate_size", None)
+    if hasattr(text, "enable_moe_block") or any(getattr(text, k, 0) is not None for k in keys):
+        return {}  # Gemma 4's own switch leaves them unsized while off: nothing to fill
+    if not isinstance(inter, int):
+        return {}
+    filled = {"num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": inter // 4}
+    nested = config.get("text_config")
+    if text is not cfg_obj and isinstance(nested, dict):
+        return {"text_config": {**nested, **filled}}
+    return filled
+
+
 def _filled_maps(cfg_obj: Any) -> dict[str, Any]:
     """Tokenizer bookkeeping a model reads at construction although it sizes nothing: Chameleon's and
     Emu3's vocabulary_map (which BPE tokens stand for image codes), empty when the class leaves it None."""
@@ -1366,7 +1404,12 @@ def sweep_row(case: Case) -> Row:
         return Row(case.model_type, case.variation, "", "not built", (), (reason,))
     model, failures = _build_model(cfg_obj)
     filled = (
-        {**_filled_sizes(cfg_obj), **_filled_text_sizes(cfg_obj, case.config), **_filled_maps(cfg_obj)}
+        {
+            **_filled_sizes(cfg_obj),
+            **_filled_text_sizes(cfg_obj, case.config),
+            **_filled_maps(cfg_obj),
+            **_filled_experts(cfg_obj, case.config),
+        }
         if model is None
         else {}
     )

@@ -187,6 +187,7 @@ _LINEAR_NAMES = {
 # mask), and a Mamba mixer is told by its A_log, conv1d and in_proj beside its dt_proj
 _LINEAR_WITNESSES = _LINEAR_NAMES - {"dt_proj"}
 _MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block", "mlps"}  # mlps: LongCat's
+_MLP |= {"self_conditioning"}  # DiffusionGemma's gated MLP of the previous step's soft embeddings
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 _MLP_PROJECTIONS |= {"per_layer_input_gate", "per_layer_projection"}  # Gemma 3n / 4: a gated per-layer input
@@ -271,6 +272,8 @@ def classify(
     ):
         return "multimodal_projector", None
     if segments[0] in _TOP_PROJECTOR or segments[:2] == ["visual_tokenizer", "head"]:  # Ovis 2.5's own names
+        return "multimodal_projector", None
+    if segments[1:2] == ["encoder"] and set(segments[2:3]) & _PROJECTOR:  # DiffusionGemma's, in its encoder
         return "multimodal_projector", None
     if segset & _VISION or segments[0] in ("vision", "image"):
         return "vision_tower", None

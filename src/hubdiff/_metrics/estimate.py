@@ -192,6 +192,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     out += audio(cfg, h)
     if arch.vq_tokenizer:
         out += vq_tokenizer(cfg)
+    if arch.diffusion_decoder:
+        out += _diffusion_decoder(cfg, layers, h, dt, out)
     return out
 
 
@@ -243,3 +245,32 @@ def _drafter_projections(cfg: ArchConfig, h: int, dt: str) -> list[Triple]:
         return []
     cfg.get("backbone_hidden_size")  # read: no longer a key hubdiff leaves uncounted
     return [("pre_projection.weight", dt, (h, 2 * backbone)), ("post_projection.weight", dt, (backbone, h))]
+
+
+def _diffusion_decoder(
+    cfg: ArchConfig, layers: list[LayerInfo], h: int, dt: str, text: list[Triple]
+) -> list[Triple]:
+    """What DiffusionGemma's decoder holds of its own beside the encoder's weights
+    (modeling_diffusion_gemma.py: DiffusionGemmaDecoderModel): in its layers what the class's tie keys do
+    not name (weights, scales and experts are tied; biases and each layer's output scalar, a buffer, are
+    not), or with the head untied (tie_word_embeddings false unties every shared weight) a whole copy of
+    the text stack; and the self-conditioning block (a norm, a gated MLP intermediate_size wide; its post
+    norm has no weight)."""
+    del layers  # the stack's own tensors, in ``text``, say which layers it has
+    inter = cfg.number("intermediate_size", default=0) or 0
+    d = "model.decoder."
+    stack = ("model.layers.", "model.embed_tokens.", "model.norm.")
+    tied = ("weight", "scale", "per_expert_scale", "gate_up_proj", "down_proj")
+    out = [
+        (d + n.removeprefix("model."), t, s)
+        for n, t, s in text
+        if n.startswith(stack) and not (cfg.tied_embeddings and n.rsplit(".", 1)[-1] in tied)
+    ]
+    s = d + "self_conditioning."
+    return [
+        *out,
+        (s + "pre_norm.weight", dt, (h,)),
+        (s + "gate_proj.weight", dt, (inter, h)),
+        (s + "up_proj.weight", dt, (inter, h)),
+        (s + "down_proj.weight", dt, (h, inter)),
+    ]

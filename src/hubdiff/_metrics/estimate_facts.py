@@ -202,6 +202,11 @@ class ArchitectureFacts:
     # (vq_config) in the checkpoint (estimate_vq)
     qk_norm_always_biased: bool = False
     unbiased_final_norm: bool = False  # the final norm has no bias whatever biases the others (xLSTM)
+    # DiffusionGemma: a decoder stack sharing every weight of the encoder's (Gemma 4's layers with the MoE
+    # block always on) but its own layer_scalar buffers, and a self-conditioning block (a norm and a gated
+    # MLP intermediate_size wide) before it
+    diffusion_decoder: bool = False
+    global_k_eq_v: bool = False  # Gemma 4's attention_k_eq_v in every global layer, no key saying so
     vq_tokenizer: bool = False
 
 
@@ -623,6 +628,16 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
 }
 
 
+# DiffusionGemma's text model: Gemma 4's, its experts always built (a null size is a gap, not "none")
+ARCHITECTURE_FACTS["diffusion_gemma_text"] = dataclasses.replace(
+    ARCHITECTURE_FACTS["gemma4_text"],
+    diffusion_decoder=True,
+    global_k_eq_v=True,
+    nulls_mean_default=("num_global_key_value_heads",),
+)
+ARCHITECTURE_FACTS["diffusion_gemma"] = ARCHITECTURE_FACTS["diffusion_gemma_text"]
+
+
 # Gemma 4's assistants: the outer class around a Gemma 4 text model whose every layer reads the target's
 # keys and values, with its projections from and to the target's width
 for _outer in ("gemma4_assistant", "gemma4_unified_assistant"):
@@ -822,6 +837,6 @@ def gemma_layer_sizes(cfg: ArchConfig, layer: LayerInfo) -> dict[str, int]:
     if layer.attention == "swa":
         return {}
     out = {"head_dim": global_dim} if global_dim else {}
-    if global_kv and cfg.get("attention_k_eq_v") is True:
+    if global_kv and (cfg.get("attention_k_eq_v") is True or facts(cfg)[0].global_k_eq_v):
         out["num_key_value_heads"] = global_kv
     return out
