@@ -1294,6 +1294,15 @@ def _build_model(cfg_obj: Any) -> tuple[Any, list[str]]:
                 return cls(cfg_obj), failures
         except Exception as exc:
             failures.append(f"{cls.__name__}: {_one_line(exc, 160)}")
+        # a class registered for the composite config but built from one of its parts (MusicGen's causal
+        # LM takes the decoder's config, as its composite class builds it): built from that part
+        for key in getattr(cfg_obj, "sub_configs", None) or {}:
+            part = getattr(cfg_obj, key, None)
+            wanted = getattr(cls, "config_class", None)
+            if part is None or not isinstance(wanted, type) or type(part) is not wanted:
+                continue
+            with contextlib.suppress(Exception), _quiet(), torch.device("meta"), _no_torch_init():
+                return cls(part), failures
     return None, failures
 
 
@@ -1433,7 +1442,9 @@ def sweep_row(case: Case) -> Row:
             (failures[0] if failures else "no model class",),
         )
     cls = type(model)
-    truth = _truth(model, cfg_obj, _inventory(model, "checkpoint"))
+    # the part of a composite config the model was built from, where it was (MusicGen's decoder)
+    built_from = cfg_obj if isinstance(getattr(model, "config", None), type(cfg_obj)) else model.config
+    truth = _truth(model, built_from, _inventory(model, "checkpoint"))
     config = {**case.config, "architectures": [cls.__name__]}
     head = (f"sweep/{case.model_type}", "main", "", None, config, None, (), {})
     by_config = compute_metrics(Snapshot(*head), MetricsOptions(config_only=True))
