@@ -18,7 +18,7 @@ from .estimate_facts import (
     mla_rope_dim,
 )
 from .estimate_gemma import gemma_attention
-from .estimate_mlp import _dense, dense_intermediate
+from .estimate_mlp import _dense, dense_intermediate, xlstm_widths
 from .layers import Block, LayerInfo
 
 
@@ -603,16 +603,6 @@ def _mamba(cfg: ArchConfig, m: str, h: int, dt: str) -> list[Triple]:
     if conv_bias:
         out.append((m + "conv1d.bias", dt, (s.conv_dim,)))
     return out
-
-
-def xlstm_widths(cfg: ArchConfig, h: int) -> tuple[int, int, int]:
-    """xLSTM's query/key and value widths as its layer builds them (int(hidden x qk_dim_factor), and
-    v_dim_factor's), and its MLP's (hidden x ffn_proj_factor rounded up to ffn_round_up_to_multiple_of)."""
-    qk = int(h * float(cfg.get("qk_dim_factor", default=0.5)))
-    v = int(h * float(cfg.get("v_dim_factor", default=1.0)))
-    multiple = cfg.number("ffn_round_up_to_multiple_of", default=64) or 64
-    up = h * float(cfg.get("ffn_proj_factor", default=2.667))
-    return qk, v, int(((up + multiple - 1) // multiple) * multiple)
 
 
 def _mlstm(cfg: ArchConfig, m: str, h: int, dt: str) -> list[Triple]:
