@@ -460,6 +460,12 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
             x // 2 if i % 2 and (x // 2) % kv == 0 else x for i, x in enumerate(heads)
         ]
         out.append(("per-layer heads", varied))
+    taps = copy.deepcopy(out[0][1])
+    text = _text_part(taps)
+    if isinstance(text.get("cca_time0"), int) and isinstance(text.get("cca_time1"), int):
+        # ZAYA's two chained q/k convolutions, of other lengths than its defaults (their cached window)
+        text.update(cca_time0=text["cca_time0"] + 1, cca_time1=text["cca_time1"] + 2)
+        out.append(("cca taps", taps))
     ordered = copy.deepcopy(out[0][1])
     if ordered.get("use_ordered_embeddings") is False:  # Gemma 4's assistants: a centroid head beside lm_head
         ordered["use_ordered_embeddings"] = True
