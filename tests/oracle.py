@@ -466,6 +466,10 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         # ZAYA's two chained q/k convolutions, of other lengths than its defaults (their cached window)
         text.update(cca_time0=text["cca_time0"] + 1, cca_time1=text["cca_time1"] + 2)
         out.append(("cca taps", taps))
+    fused = copy.deepcopy(out[0][1])
+    if _text_part(fused).get("weight_mode") == "single":  # xLSTM's projections stored fused
+        _text_part(fused)["weight_mode"] = "fused"
+        out.append(("fused weights", fused))
     ordered = copy.deepcopy(out[0][1])
     if ordered.get("use_ordered_embeddings") is False:  # Gemma 4's assistants: a centroid head beside lm_head
         ordered["use_ordered_embeddings"] = True
