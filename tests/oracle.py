@@ -255,6 +255,7 @@ _LAYER_COUNT_KEYS = (
     "depth",
     "encoder_layers",
     "decoder_layers",
+    "num_blocks",  # xLSTM's copy of its layer count, which its model reads
     "num_decoder_layers",
 )
 NOT_PROVEN = "not proven by the sweep"
@@ -461,6 +462,20 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
             x // 2 if i % 2 and (x // 2) % kv == 0 else x for i, x in enumerate(heads)
         ]
         out.append(("per-layer heads", varied))
+    taps = copy.deepcopy(out[0][1])
+    text = _text_part(taps)
+    if isinstance(text.get("cca_time0"), int) and isinstance(text.get("cca_time1"), int):
+        # ZAYA's two chained q/k convolutions, of other lengths than its defaults (their cached window)
+        text.update(cca_time0=text["cca_time0"] + 1, cca_time1=text["cca_time1"] + 2)
+        out.append(("cca taps", taps))
+    fused = copy.deepcopy(out[0][1])
+    if _text_part(fused).get("weight_mode") == "single":  # xLSTM's projections stored fused
+        _text_part(fused)["weight_mode"] = "fused"
+        out.append(("fused weights", fused))
+    ordered = copy.deepcopy(out[0][1])
+    if ordered.get("use_ordered_embeddings") is False:  # Gemma 4's assistants: a centroid head beside lm_head
+        ordered["use_ordered_embeddings"] = True
+        out.append(("ordered embeddings", ordered))
     out += _gemma_variants(out[0][1])
     out += _gemma_towers(model_type, out[0][1])
     out += _inkling_variants(model_type, out[0][1])
@@ -566,8 +581,7 @@ def sweep_cases(model_type: str) -> tuple[list[Case], str]:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
     try:
-        with _quiet():
-            base = CONFIG_MAPPING[model_type]().to_diff_dict()
+        base = _validated_defaults(CONFIG_MAPPING[model_type])
     except Exception as exc:
         return [], f"no default configuration: {_one_line(exc, 160)}"
     base = _filled_layout(base)
@@ -594,6 +608,51 @@ def sweep_cases(model_type: str) -> tuple[list[Case], str]:
     for name, config in _corpus_configs().get(model_type, []):
         cases.append(Case(model_type, name, _clean(_shrunk(config, MAX_SWEEP_LAYERS))))
     return cases, "; ".join(failures)
+
+
+_MUST_BE = re.compile(r"\b(\w+) must be (-?\d+|True|False), got ")
+
+
+def _validated_defaults(config_class: Any) -> dict[str, Any]:
+    """A configuration class's defaults, or, where its own validation refuses them (Gemma 4's assistant
+    around Gemma 4's text defaults: "hidden_size_per_layer_input must be 0, got 256"), its defaults with
+    each value the validation names set in the sub-config that holds the key, one refusal at a time."""
+    import ast
+
+    subs: dict[str, Any] = {}
+    for _ in range(8):
+        try:
+            with _quiet():
+                return config_class(**subs).to_diff_dict()
+        except Exception as exc:
+            match = _MUST_BE.search(str(exc))
+            if match is None:
+                raise
+            key, value = match.group(1), ast.literal_eval(match.group(2))
+            defaults = _sub_config_defaults(config_class)
+            holders = [k for k, v in defaults.items() if key in v]
+            if not holders or any(subs.get(k, {}).get(key) == value for k in holders):
+                raise
+            for k in holders:
+                subs[k] = {**(subs.get(k) or defaults[k]), key: value}
+    with _quiet():
+        return config_class(**subs).to_diff_dict()
+
+
+def _sub_config_defaults(config_class: Any) -> dict[str, dict[str, Any]]:
+    """Each sub-config's own defaults (with its model_type), from the class's sub-config specs."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    out: dict[str, dict[str, Any]] = {}
+    for key, spec in (getattr(config_class, "sub_configs_defaults", None) or {}).items():
+        model_type = getattr(spec, "model_type", None)
+        sub_class = spec.config_class
+        if isinstance(model_type, str) and model_type in CONFIG_MAPPING:  # AutoConfig's default type
+            sub_class = CONFIG_MAPPING[model_type]
+        with contextlib.suppress(Exception), _quiet():
+            sub = sub_class(**getattr(spec, "init_kwargs", {}))
+            out[key] = {**sub.to_diff_dict(), "model_type": sub.model_type}
+    return out
 
 
 def _filled_layout(base: dict[str, Any]) -> dict[str, Any]:
@@ -711,6 +770,21 @@ def _unrun_by_text(model: Any, decoder: Any) -> set[int]:
     return out
 
 
+def _get_decoder(model: Any) -> Any:
+    """transformers' ``get_decoder``, unless what it finds is the output head: it returns any attribute
+    named ``decoder``, and ModernBERT-decoder's class names its vocabulary projection so; its
+    ``model`` is the decoder then (None where the class has none)."""
+    decoder = None
+    with contextlib.suppress(Exception):
+        decoder = model.get_decoder()
+    head = None
+    with contextlib.suppress(Exception):
+        head = model.get_output_embeddings()
+    if decoder is not None and decoder is head:
+        return getattr(model, "model", None)
+    return decoder
+
+
 def _top_k(block: Any, text_config: Any) -> int | None:
     for holder in (block, getattr(block, "gate", None), getattr(block, "router", None)):
         for name in ("top_k", "num_experts_per_tok", "topk"):
@@ -734,9 +808,7 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
 
     state = model.state_dict(keep_vars=True)
     total = sum(_numel(tuple(t.shape)) for t in {id(t): t for t in state.values()}.values())
-    decoder = None
-    with contextlib.suppress(Exception):
-        decoder = model.get_decoder()
+    decoder = _get_decoder(model)
     if not isinstance(decoder, nn.Module) or decoder is model:
         decoder = (
             getattr(model, "model", None) if isinstance(getattr(model, "model", None), nn.Module) else model
@@ -747,11 +819,29 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
         head = model.get_output_embeddings()
     if isinstance(head, nn.Module):
         text_ids |= {id(t) for t in head.state_dict(keep_vars=True).values()}
+    # a text stack of the encoder that a decoder shares (DiffusionGemma's: the prompt's tokens run through
+    # it, the canvas's through the decoder): its own tensors (untied buffers) are the language model's too
+    encoder = None
+    with contextlib.suppress(Exception):
+        encoder = model.get_encoder()
+    language = getattr(encoder, "language_model", None) if encoder is not model else None
+    stacks = [decoder]
+    if isinstance(language, nn.Module) and language is not decoder:
+        text_ids |= {id(t) for t in language.state_dict(keep_vars=True).values()}
+        stacks.append(language)
+    # the head's own modules beside the vocabulary projection (ModernBERT's and BERT's dense + norm
+    # transform before it) run for every token as the projection does
+    for name in ("lm_head", "cls"):
+        part = getattr(model, name, None)
+        if isinstance(part, nn.Module):
+            text_ids |= {id(t) for t in part.state_dict(keep_vars=True).values()}
     # a vision tower inside the decoder (IDEFICS's model holds it beside its layers) runs once per image,
     # not per token: the submodules built from the vision config are not what a token uses
-    vision_config = getattr(config_obj, "vision_config", None)
     towers: set[int] = set()
-    if vision_config is not None:
+    # nor does an image tokenizer (Chameleon's VQ-VAE, built from vq_config inside its model)
+    tower_configs = [getattr(config_obj, k, None) for k in ("vision_config", "vq_config")]
+    tower_configs = [c for c in tower_configs if c is not None]
+    for vision_config in tower_configs:
         for module in decoder.modules():
             if module is not decoder and getattr(module, "config", None) is vision_config:
                 towers.add(id(module))
@@ -764,7 +854,7 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
     text_config_obj = config_obj.get_text_config()
     for key in getattr(config_obj, "sub_configs", None) or {}:
         sub = getattr(config_obj, key, None)
-        if sub is None or sub is vision_config or sub is text_config_obj:
+        if sub is None or any(sub is c for c in tower_configs) or sub is text_config_obj:
             continue
         stacks |= {id(m) for m in decoder.modules() if m is not decoder and getattr(m, "config", None) is sub}
     seen: set[int] = set()
@@ -776,7 +866,7 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
     text_config = config_obj.get_text_config()
     inactive = 0.0
     counted: set[int] = set()
-    for _, block in decoder.named_modules():
+    for _, block in (item for stack in stacks for item in stack.named_modules()):
         for name, child in block.named_children():
             if id(child) in counted:
                 continue
@@ -784,6 +874,9 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             if not (is_list or "Experts" in type(child).__name__):
                 continue
             counted.update(id(m) for m in child.modules())
+            if any(id(p) in counted for p in child.parameters()):  # a second stack's tied experts
+                continue
+            counted.update(id(p) for p in child.parameters())
             params = sum(p.numel() for p in child.parameters())
             n = len(child) if is_list else getattr(child, "num_experts", None)
             if not isinstance(n, int):
@@ -801,10 +894,13 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
         names = {name.rsplit(".", 1)[-1] for name, _ in layer.named_modules()}
         if "experts" in names or any("Experts" in c for c in classes):
             moe.add(i)
-        # RWKV's parts are named after the model itself ("RwkvSelfAttention"): its WKV decay tells
-        if any(_RECURRENT_CLASS.search(c) for c in classes) or "time_decay" in {
-            n.rsplit(".", 1)[-1] for n, _ in layer.named_parameters()
-        }:
+        # RWKV's parts are named after the model itself ("RwkvSelfAttention"): its WKV decay tells; so are
+        # xLSTM's ("xLSTMLayer"): the mLSTM it holds (mlstm_layer) tells
+        if (
+            any(_RECURRENT_CLASS.search(c) for c in classes)
+            or "time_decay" in {n.rsplit(".", 1)[-1] for n, _ in layer.named_parameters()}
+            or any("lstm" in n.lower() for n in names)
+        ):
             recurrent.add(i)
     types = getattr(text_config, "layer_types", None)
     sliding = None
@@ -892,14 +988,20 @@ def _kv(metrics: Any, truth: Truth) -> list[str]:
     by_layer = {x.index: x for x in metrics.layers}
     rows: dict[int, int] = {}
     values: set[int] = set()
+    seen: set[str] = set()
     for name, _, shape in truth.tensors:
         match = _KV_PROJECTION.search(name)
         if ".cross_attn." in name:  # keys and values of the image's features, cached once per image
             continue
         if match and classify(name, shape, by_layer, metrics.cfg.num_layers)[0] == "attention":
+            # a second stack's copy of a layer's projection (DiffusionGemma's decoder, untied) reads the
+            # first stack's cache: one layer caches once
+            if name[match.start(1) :] in seen:
+                continue
+            seen.add(name[match.start(1) :])
             layer = int(match.group(1))
             rows[layer] = rows.get(layer, 0) + shape[0]
-            if match.group(2) == "v_proj":
+            if match.group(2).startswith("v_proj"):  # ZAYA's current and delayed halves too
                 values.add(layer)
     for layer in set(rows) - values:  # keys only: the values are the keys, cached again
         rows[layer] *= 2
@@ -933,7 +1035,11 @@ _STATE_GROUPS: dict[str, tuple[str | None, str | None]] = {
     # Inkling's attention layers: short convolutions over keys, values and both sub-layers' outputs
     "attention_conv": (None, "attention_conv"),
     "sliding_attention_conv": (None, "sliding_attention_conv"),
+    "mlstm": ("mlstm_state", None),
 }
+# the state an attention layer keeps beside its KV (ZAYA's CCA: the delayed values, the q/k convolutions'
+# last inputs), where hubdiff holds one
+_ATTENTION_STATE_GROUPS: tuple[str, str] = ("cca_state", "cca_conv")
 _STATE_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 _CACHE_TOKENS = 2  # a prefill of two tokens: every key and value length is 2, every state its fixed size
 # model_types whose recurrent state the cache check cannot measure, and why (a row of any other type
@@ -984,6 +1090,20 @@ def _meta_nonzero() -> Iterator[None]:
         fx_config.meta_nonzero_assume_all_nonzero = before
 
 
+def _chained_window(layer: Any, channels: int, window: int) -> bool:
+    """Whether a cached convolution window is that of several convolutions run one after another over the
+    same channels (ZAYA's CCA: depthwise, then grouped), each reading (taps - 1) past inputs: the window
+    is then their sum, all of it past inputs that the next token needs. A single convolution's window is
+    its kernel, the new token's input included, of which the engines keep one fewer."""
+    import torch.nn as nn
+
+    for module in layer.modules():
+        convs = [c for c in module.children() if isinstance(c, nn.Conv1d) and c.in_channels == channels]
+        if len(convs) > 1 and sum(c.kernel_size[0] - 1 for c in convs) == window:
+            return True
+    return False
+
+
 def _layer_cache(i: int, cache: Any, layer: Any, tokens: int) -> tuple[int, int, int]:
     """(recurrent, conv, KV per token) elements one layer holds: in the cache's layer (conv_states,
     recurrent_states, keys and values), a lightning cache's ``linear_cache``, or the layer's own modules
@@ -998,7 +1118,8 @@ def _layer_cache(i: int, cache: Any, layer: Any, tokens: int) -> tuple[int, int,
         if isinstance(t, torch.Tensor):
             # transformers keeps the kernel's last inputs, the serving engines one fewer (the new token's)
             kernel = (getattr(entry, "conv_kernel_size", None) or {}).get(state_idx) or t.shape[-1]
-            conv += t.numel() // t.shape[-1] * (kernel - 1)
+            kept = kernel if _chained_window(layer, t.shape[-2], kernel) else kernel - 1
+            conv += t.numel() // t.shape[-1] * kept
     for t in (getattr(entry, "recurrent_states", None) or {}).values():
         if isinstance(t, torch.Tensor):
             recurrent += t.numel()
@@ -1043,9 +1164,7 @@ def cache_figures(model: Any, needed: set[int] | None = None) -> CacheFigures:
     import torch.nn as nn
     from transformers.cache_utils import Cache
 
-    decoder = None
-    with contextlib.suppress(Exception):
-        decoder = model.get_decoder()
+    decoder = _get_decoder(model)
     if not isinstance(decoder, nn.Module):
         decoder = model
     layers = _decoder_layers(decoder)
@@ -1165,16 +1284,24 @@ def _state_check(metrics: Any, figures: CacheFigures) -> list[str]:
                 kinds[x.index] = "sliding_attention_conv" if x.attention == "swa" else "attention_conv"
     held: dict[str, int] = {}
     stray: list[int] = []
+    # attention layers that keep a state of their own (ZAYA's CCA) where hubdiff gives them one
+    attention_pair = (
+        _ATTENTION_STATE_GROUPS
+        if {g.name for g in metrics.kv.states} & set(_ATTENTION_STATE_GROUPS)
+        else (None, None)
+    )
     for part, figure in ((0, figures.recurrent), (1, figures.conv)):
         for i, elements in figure.items():
-            group = _STATE_GROUPS.get(kinds.get(i, ""), (None, None))[part]
+            kind = kinds.get(i, "")
+            pair = attention_pair if kind in ("mha", "gqa", "mqa", "swa") else (None, None)
+            group = _STATE_GROUPS.get(kind, pair)[part]
             if group is not None:
                 held[group] = held.get(group, 0) + elements
             elif elements:
                 stray.append(i)
     if stray:
         out.append(f"state in layers {sorted(set(stray))} (transformers' cache) that hubdiff holds none for")
-    known = {g for pair in _STATE_GROUPS.values() for g in pair if g}
+    known = {g for pair in (*_STATE_GROUPS.values(), _ATTENTION_STATE_GROUPS) for g in pair if g}
     for group in metrics.kv.states:
         if group.name not in known:
             out.append(f"state group {group.name} not read by the cache check")
@@ -1274,6 +1401,15 @@ def _build_model(cfg_obj: Any) -> tuple[Any, list[str]]:
                 return cls(cfg_obj), failures
         except Exception as exc:
             failures.append(f"{cls.__name__}: {_one_line(exc, 160)}")
+        # a class registered for the composite config but built from one of its parts (MusicGen's causal
+        # LM takes the decoder's config, as its composite class builds it): built from that part
+        for key in getattr(cfg_obj, "sub_configs", None) or {}:
+            part = getattr(cfg_obj, key, None)
+            wanted = getattr(cls, "config_class", None)
+            if part is None or not isinstance(wanted, type) or type(part) is not wanted:
+                continue
+            with contextlib.suppress(Exception), _quiet(), torch.device("meta"), _no_torch_init():
+                return cls(part), failures
     return None, failures
 
 
@@ -1371,6 +1507,25 @@ def _filled_projector_maps(cfg_obj: Any) -> dict[str, Any]:
     return out
 
 
+def _filled_experts(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """Experts a text model builds in every layer while its configuration class leaves them unsized
+    (DiffusionGemma's, beside each layer's MLP: num_experts, top_k_experts and moe_intermediate_size all
+    None), sized as the "moe block" variation sizes Gemma 4's: 8 experts, 2 a token, a quarter of the
+    MLP's width. Written into the config's own text_config where it has one."""
+    text = getattr(cfg_obj, "text_config", None) or cfg_obj
+    keys = ("num_experts", "top_k_experts", "moe_intermediate_size")
+    inter = getattr(text, "intermediate_size", None)
+    if hasattr(text, "enable_moe_block") or any(getattr(text, k, 0) is not None for k in keys):
+        return {}  # Gemma 4's own switch leaves them unsized while off: nothing to fill
+    if not isinstance(inter, int):
+        return {}
+    filled = {"num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": inter // 4}
+    nested = config.get("text_config")
+    if text is not cfg_obj and isinstance(nested, dict):
+        return {"text_config": {**nested, **filled}}
+    return filled
+
+
 def _filled_maps(cfg_obj: Any) -> dict[str, Any]:
     """Tokenizer bookkeeping a model reads at construction although it sizes nothing: Chameleon's and
     Emu3's vocabulary_map (which BPE tokens stand for image codes), empty when the class leaves it None."""
@@ -1394,7 +1549,12 @@ def sweep_row(case: Case) -> Row:
         return Row(case.model_type, case.variation, "", "not built", (), (reason,))
     model, failures = _build_model(cfg_obj)
     filled = (
-        {**_filled_sizes(cfg_obj), **_filled_text_sizes(cfg_obj, case.config), **_filled_maps(cfg_obj)}
+        {
+            **_filled_sizes(cfg_obj),
+            **_filled_text_sizes(cfg_obj, case.config),
+            **_filled_maps(cfg_obj),
+            **_filled_experts(cfg_obj, case.config),
+        }
         if model is None
         else {}
     )
@@ -1421,7 +1581,9 @@ def sweep_row(case: Case) -> Row:
             (failures[0] if failures else "no model class",),
         )
     cls = type(model)
-    truth = _truth(model, cfg_obj, _inventory(model, "checkpoint"))
+    # the part of a composite config the model was built from, where it was (MusicGen's decoder)
+    built_from = cfg_obj if isinstance(getattr(model, "config", None), type(cfg_obj)) else model.config
+    truth = _truth(model, built_from, _inventory(model, "checkpoint"))
     config = {**case.config, "architectures": [cls.__name__]}
     head = (f"sweep/{case.model_type}", "main", "", None, config, None, (), {})
     by_config = compute_metrics(Snapshot(*head), MetricsOptions(config_only=True))

@@ -51,7 +51,7 @@ _VISION = {
     "view_seperator",
     "qwen2_model",  # DeepSeek-OCR-2: a Qwen2 stack read over SAM's patches
     "embed_tokens_extend",  # Phi-4-multimodal: its image and audio encoders, inside its embeddings
-    "vqmodel",  # an image tokenizer (Janus's VQ-GAN): it encodes and decodes images, not text tokens
+    "vqmodel",  # an image tokenizer (Janus's VQ-GAN, Chameleon's VQ-VAE): it encodes and decodes images, not text tokens
     "img_temporal_embedding",  # GIT: one learned offset per frame (num_image_with_embedding)
 }
 _PROJECTOR = {
@@ -92,7 +92,15 @@ _PROJECTOR = {
 }
 # projector parts named at the top level (Mistral's consolidated checkpoints), a name that elsewhere may
 # be a vision tower's own (a patch merger inside a tower)
-_TOP_PROJECTOR = {"patch_merger", "vision_language_adapter", "pre_mm_projector_norm"}
+# Gemma 4's assistants' pre_ / post_projection likewise take features of another model (the target's
+# hidden states) into the text width and back, outside the decoder
+_TOP_PROJECTOR = {
+    "patch_merger",
+    "vision_language_adapter",
+    "pre_mm_projector_norm",
+    "pre_projection",
+    "post_projection",
+}
 _SCALE_SUFFIXES = (
     "_scale_inv",
     "_scales",
@@ -136,6 +144,7 @@ _EMBED = {
 _HEAD = {"lm_head", "embed_out", "output", "unembed"}  # unembed: Inkling 2's checkpoint name
 _ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}
 _ATTN = {
+    "mlstm_layer",  # xLSTM's mLSTM
     "self_attn",
     "attn",
     "attention",
@@ -200,6 +209,7 @@ _RESIDUAL_ATTENTION = {
 }
 # short convolutions over attention's keys and values (Inkling): no recurrent mixer
 _KV_CONVS = {"k_sconv", "v_sconv", "sconv"}
+_MLP |= {"self_conditioning"}  # DiffusionGemma's gated MLP of the previous step's soft embeddings
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 _MLP_PROJECTIONS |= {"per_layer_input_gate", "per_layer_projection"}  # Gemma 3n / 4: a gated per-layer input
@@ -290,6 +300,8 @@ def classify(
         return "multimodal_projector", None
     if "visual" in segset and segments[segments.index("visual") + 1 :][:1] in (["proj_in"], ["proj_out"]):
         return "multimodal_projector", None  # Inkling 2's merger, as its checkpoints name it
+    if segments[1:2] == ["encoder"] and set(segments[2:3]) & _PROJECTOR:  # DiffusionGemma's, in its encoder
+        return "multimodal_projector", None
     if (
         segset & _VISION or segments[0] in ("vision", "image") or "audio" in segments[:2]
     ):  # model.audio: Inkling's
@@ -306,7 +318,8 @@ def classify(
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
         return "embeddings", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
-        len(segments) == 2 and segments[0] in ("head", "output_projection")  # BioGPT's head
+        len(segments) == 2
+        and segments[0] in ("head", "output_projection", "decoder")  # BioGPT's head; ModernBERT-decoder's
     ):
         return "output_head", layer
     last = segments[-1]
@@ -368,11 +381,8 @@ def classify(
     words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
     if len(shape) == 1 and any(("norm" in s or s.startswith("ln") or s.endswith("_ln")) for s in words[-2:]):
         return "norms", layer
-    if len(shape) == 1 and segments[-2:-1] == ["LayerNorm"] and layer is not None:
-        return (
-            "norms",
-            layer,
-        )  # BERT's names (GIT's text layers): attention.output.LayerNorm, output.LayerNorm
+    if len(shape) == 1 and len(segments) > 1 and segments[-2] == "LayerNorm" and layer is not None:
+        return "norms", layer  # BERT's, after attention (attention.output.LayerNorm) and after the MLP
     if len(shape) == 1 and any(
         s.endswith("residual_scale") or s.startswith("input_hidden_states_") for s in segments[-2:]
     ):
@@ -387,6 +397,8 @@ def classify(
         return "dense_mlp", layer  # BERT's feed-forward (GIT's text layers), beside attention.output.dense
     if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj", "alpha_dense"):
         return "dense_mlp", layer
+    if layer is not None and ("intermediate" in segset or segments[-3:-1] == ["output", "dense"]):
+        return "dense_mlp", layer  # BERT's MLP: intermediate.dense, then output.dense (outside attention)
     if len(shape) == 1 and any("norm" in s for s in segments):
         return "norms", layer
     if segments[-2:] in (["lerope", "alpha"], ["rotary_emb", "alpha"]):  # Mistral Large 4's learned RoPE
@@ -458,8 +470,10 @@ class _Tally:
             features["mla"].add(layer)
             if shape:
                 report.kv_a_rows.add(shape[0])
-        if "linear_attn" in segset or (
-            segset & _ATTN and segset & _LINEAR_WITNESSES and not segset & _KV_CONVS
+        if (
+            "linear_attn" in segset
+            or (segset & _ATTN and segset & _LINEAR_WITNESSES and not segset & _KV_CONVS)
+            or "mlstm_layer" in segset
         ):
             features["linear_attention"].add(layer)
         if "experts" in segset or component == "routed_experts":

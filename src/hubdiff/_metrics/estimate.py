@@ -24,6 +24,7 @@ from .estimate_inkling import inkling_head_rows, inkling_layer, inkling_model_ex
 from .estimate_mixers import _attention, _zamba, mamba_shape
 from .estimate_mlp import _mlp
 from .estimate_vision import _vision, vision_kind
+from .estimate_vq import vq_tokenizer
 from .layers import LayerInfo, block_configs
 
 # what other modules take from here, defined beside it
@@ -54,6 +55,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             cfg
         )  # read even where no layer of its kind is written (a Mamba-only stack's attention_bias)
     norm_parts: tuple[str, ...] = ("weight", "bias") if arch.norm_bias else ("weight",)
+    if arch.norm_bias_switch is not None:
+        norm_parts = ("weight", "bias") if arch.norm_bias_switch.on(cfg) else ("weight",)
     width, final_norm = h, arch.final_norm
     if arch.opt_switches:
         affine = cfg.get("layer_norm_elementwise_affine") is not False
@@ -65,7 +68,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     if width != h:
         out += [("model.project_in.weight", dt, (h, width)), ("model.project_out.weight", dt, (width, h))]
     if final_norm:
-        out += [(f"model.norm.{part}", dt, (h,)) for part in norm_parts]
+        out += [
+            (f"model.norm.{part}", dt, (h,))
+            for part in (("weight",) if arch.unbiased_final_norm else norm_parts)
+        ]
     if arch.learned_positions is not None:
         out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
     if arch.residual_scaling:  # ZAYA: a scale and a bias on the embedded input
@@ -89,6 +95,12 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         ]
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
+    if arch.embeddings_norm:
+        out += [(f"model.embeddings.norm.{part}", dt, (h,)) for part in norm_parts]
+    if arch.prediction_head is not None:
+        out.append(("lm_head.dense.weight", dt, (h, h)))
+        out += [("lm_head.dense.bias", dt, (h,))] if arch.prediction_head.on(cfg) else []
+        out += [(f"lm_head.norm.{part}", dt, (h,)) for part in norm_parts]
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
     outer_head = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).outer_head
     if (not cfg.tied_embeddings or arch.never_tied) and outer_head:
@@ -100,6 +112,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out.append(("lm_head.weight", dt, (inkling_head_rows(cfg, arch, vocab), width)))
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
+        if arch.untied_head_bias_twice and not cfg.tied_embeddings:
+            out.append(("lm_head.decoder.bias", dt, (vocab,)))
+    if ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).drafter_projections:
+        out += _drafter_projections(cfg, h, dt)
     blocks = block_configs(cfg)
     if arch.gemma_stack:
         out += gemma_model_extras(cfg, sum(1 for x in layers if not x.mtp), h, dt)
@@ -127,6 +143,9 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             "pre_feedforward_layernorm",
             "post_feedforward_layernorm",
         )
+        if arch.no_first_attention_norm and layer.index == 0 and attn:
+            names = names[1:]  # the embedding's norm stands in for the first layer's
+            norms -= 1
         out += [(f"{p}{n}.{part}", dt, (h,)) for n in names[:norms] for part in norm_parts]
         if arch.gated_norms:  # A.X-K2: the norm before attention, and before an MoE block, gated
             rank = cfg.number("gated_norm_rank", default=0) or 0
@@ -177,6 +196,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         )
     out += _vision(cfg, h)
     out += audio(cfg, h)
+    if arch.vq_tokenizer:
+        out += vq_tokenizer(cfg)
+    if arch.diffusion_decoder:
+        out += _diffusion_decoder(cfg, layers, h, dt, out)
     return out
 
 
@@ -217,3 +240,43 @@ def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:
         cfg.get("num_ln_in_parallel_attn") is None and cfg.get("new_decoder_architecture") is True
     )
     return 1 if parallel and not two else 2
+
+
+def _drafter_projections(cfg: ArchConfig, h: int, dt: str) -> list[Triple]:
+    """A drafter's inputs are its target's token embedding and last hidden state side by side, and its
+    output goes back into the target's width (modeling_gemma4_assistant.py: pre_projection,
+    post_projection); the target's width is the outer config's backbone_hidden_size."""
+    backbone = cfg.raw.get("backbone_hidden_size")
+    if type(backbone) is not int or backbone <= 0:
+        return []
+    cfg.get("backbone_hidden_size")  # read: no longer a key hubdiff leaves uncounted
+    return [("pre_projection.weight", dt, (h, 2 * backbone)), ("post_projection.weight", dt, (backbone, h))]
+
+
+def _diffusion_decoder(
+    cfg: ArchConfig, layers: list[LayerInfo], h: int, dt: str, text: list[Triple]
+) -> list[Triple]:
+    """What DiffusionGemma's decoder holds of its own beside the encoder's weights
+    (modeling_diffusion_gemma.py: DiffusionGemmaDecoderModel): in its layers what the class's tie keys do
+    not name (weights, scales and experts are tied; biases and each layer's output scalar, a buffer, are
+    not), or with the head untied (tie_word_embeddings false unties every shared weight) a whole copy of
+    the text stack; and the self-conditioning block (a norm, a gated MLP intermediate_size wide; its post
+    norm has no weight)."""
+    del layers  # the stack's own tensors, in ``text``, say which layers it has
+    inter = cfg.number("intermediate_size", default=0) or 0
+    d = "model.decoder."
+    stack = ("model.layers.", "model.embed_tokens.", "model.norm.")
+    tied = ("weight", "scale", "per_expert_scale", "gate_up_proj", "down_proj")
+    out = [
+        (d + n.removeprefix("model."), t, s)
+        for n, t, s in text
+        if n.startswith(stack) and not (cfg.tied_embeddings and n.rsplit(".", 1)[-1] in tied)
+    ]
+    s = d + "self_conditioning."
+    return [
+        *out,
+        (s + "pre_norm.weight", dt, (h,)),
+        (s + "gate_proj.weight", dt, (inter, h)),
+        (s + "up_proj.weight", dt, (inter, h)),
+        (s + "down_proj.weight", dt, (h, inter)),
+    ]

@@ -191,6 +191,29 @@ class ArchitectureFacts:
     inkling: int = 0
     layer_names: tuple[str, ...] = ()  # layer_types words the architecture's own layout gives meaning to
     mtp_only_keys: tuple[str, ...] = ()  # keys that shape only MTP layers: idle while the config has none
+    # a drafter of another model (Gemma 4's assistants): pre_projection from the target's embedding and
+    # hidden state (2 x backbone_hidden_size) into its own width, post_projection back to the target's
+    drafter_projections: bool = False
+    # ModernBERT-decoder: every LayerNorm biased as this switch says (norm_bias), one more inside the
+    # embeddings (stored with them), none before the first layer's attention (the embedding's stands in),
+    # and a dense + norm transform before the vocabulary projection, its dense biased as its switch says
+    norm_bias_switch: Switch | None = None
+    embeddings_norm: bool = False
+    no_first_attention_norm: bool = False
+    prediction_head: Switch | None = None
+    # BertGeneration: the head's bias is lm_head.bias and lm_head.decoder.bias, one tensor while the head is
+    # tied to the embedding and two once it is not (transformers ties them with the embedding only)
+    untied_head_bias_twice: bool = False
+    # Chameleon: per-head q/k LayerNorms with biases beside RMS layer norms, and a VQ-VAE image tokenizer
+    # (vq_config) in the checkpoint (estimate_vq)
+    qk_norm_always_biased: bool = False
+    unbiased_final_norm: bool = False  # the final norm has no bias whatever biases the others (xLSTM)
+    # DiffusionGemma: a decoder stack sharing every weight of the encoder's (Gemma 4's layers with the MoE
+    # block always on) but its own layer_scalar buffers, and a self-conditioning block (a norm and a gated
+    # MLP intermediate_size wide) before it
+    diffusion_decoder: bool = False
+    global_k_eq_v: bool = False  # Gemma 4's attention_k_eq_v in every global layer, no key saying so
+    vq_tokenizer: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -543,6 +566,55 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
             "index_num_sink_tokens",
         ),
     ),
+    "modernbert-decoder": ArchitectureFacts(
+        norm_bias_switch=Switch(("norm_bias",)),
+        embeddings_norm=True,
+        no_first_attention_norm=True,
+        prediction_head=Switch(("classifier_bias",)),
+        head_bias=Switch(("decoder_bias",), True),
+    ),
+    # BERT as a decoder (BertGenerationDecoder): post-LN layers of biased query / key / value / output, a
+    # plain biased MLP, biased LayerNorms, learned positions and a LayerNorm in the embeddings, no final
+    # norm, a head biased tied or not; cross-attention (add_cross_attention) only for an encoder-decoder
+    "bert-generation": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        learned_positions=0,
+        embeddings_norm=True,
+        final_norm=False,
+        head_bias=ALWAYS,
+        untied_head_bias_twice=True,
+        builds_only=(("add_cross_attention", False),),
+    ),
+    # Chameleon: model_parallel_size only names how training was sharded, vocabulary_map which tokens stand
+    # for image codes, swin_norm the order of the same norms: none sizes anything
+    "chameleon": ArchitectureFacts(
+        qk_norm="heads",
+        qk_norm_always_biased=True,
+        vq_tokenizer=True,
+        unused_keys=("model_parallel_size", "vocabulary_map", "swin_norm"),
+    ),
+    # xLSTM: use_bias biases its RMS norms (not the final one), the mLSTM and the MLP; embedding_dim and
+    # num_blocks are its hidden_size and layer count (read where they agree); add_out_norm and the kernel
+    # and precision switches size nothing (the final norm is always built)
+    "xlstm": ArchitectureFacts(
+        norm_bias_switch=Switch(("use_bias",)),
+        unbiased_final_norm=True,
+        never_tied=True,  # no tied-weights keys in the class
+        unused_keys=(
+            "add_out_norm",
+            "norm_reduction_force_float32",
+            "chunkwise_kernel",
+            "sequence_kernel",
+            "step_kernel",
+            "return_last_states",
+            "autocast_kernel_dtype",
+            "max_inference_chunksize",
+            "mode",
+            "gate_soft_cap",
+        ),
+    ),
     "cpmant": ArchitectureFacts(
         cpm_embeddings=True, never_tied=True, unused_keys=("position_bias_max_distance",)
     ),
@@ -560,6 +632,24 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # norms a layer (modeling_muse_glimmer.py)
     "muse_glimmer_text": ArchitectureFacts(attention_gate_proj=True, norms_per_layer=4),
 }
+
+
+# DiffusionGemma's text model: Gemma 4's, its experts always built (a null size is a gap, not "none")
+ARCHITECTURE_FACTS["diffusion_gemma_text"] = dataclasses.replace(
+    ARCHITECTURE_FACTS["gemma4_text"],
+    diffusion_decoder=True,
+    global_k_eq_v=True,
+    nulls_mean_default=("num_global_key_value_heads",),
+)
+ARCHITECTURE_FACTS["diffusion_gemma"] = ARCHITECTURE_FACTS["diffusion_gemma_text"]
+
+
+# Gemma 4's assistants: the outer class around a Gemma 4 text model whose every layer reads the target's
+# keys and values, with its projections from and to the target's width
+for _outer in ("gemma4_assistant", "gemma4_unified_assistant"):
+    ARCHITECTURE_FACTS[_outer] = dataclasses.replace(
+        ARCHITECTURE_FACTS["gemma4_text"], drafter_projections=True
+    )
 
 
 # PaddleOCR-VL's text model is ERNIE 4.5's: use_bias biases q, k, v, o and the MLP
@@ -805,6 +895,6 @@ def gemma_layer_sizes(cfg: ArchConfig, layer: LayerInfo) -> dict[str, int]:
     if layer.attention == "swa":
         return {}
     out = {"head_dim": global_dim} if global_dim else {}
-    if global_kv and cfg.get("attention_k_eq_v") is True:
+    if global_kv and (cfg.get("attention_k_eq_v") is True or facts(cfg)[0].global_k_eq_v):
         out["num_key_value_heads"] = global_kv
     return out

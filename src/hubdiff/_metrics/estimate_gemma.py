@@ -26,7 +26,8 @@ def gemma_attention(cfg: ArchConfig, layer: LayerInfo, a: str, h: int, dt: str) 
         out += [(a + "q_proj.bias", dt, (heads * hd,)), (a + "o_proj.bias", dt, (h,))]
     if layer.kv_shared:
         return out
-    values = not (cfg.get("attention_k_eq_v") is True and layer.attention != "swa")
+    k_eq_v = cfg.get("attention_k_eq_v") is True or facts(cfg)[0].global_k_eq_v
+    values = not (k_eq_v and layer.attention != "swa")
     for name in ("k_proj", "v_proj") if values else ("k_proj",):
         out.append((a + f"{name}.weight", dt, (kv * hd, h)))
         if bias:

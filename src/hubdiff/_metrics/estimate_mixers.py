@@ -18,7 +18,7 @@ from .estimate_facts import (
     mla_rope_dim,
 )
 from .estimate_gemma import gemma_attention
-from .estimate_mlp import _dense, dense_intermediate
+from .estimate_mlp import _dense, dense_intermediate, xlstm_widths
 from .layers import Block, LayerInfo
 
 
@@ -56,6 +56,8 @@ def _attention(
         return conv
     if kind == "rglru":
         return _rglru(cfg, p + "temporal_block.", h, dt)
+    if kind == "mlstm":
+        return _mlstm(cfg, p + "mlstm_layer.", h, dt)
     if kind == "rwkv":  # RWKV-4's time mixing (transformers/models/rwkv/modeling_rwkv.py)
         width = cfg.number("attention_hidden_size", default=h) or h
         t = p + "attention."
@@ -146,6 +148,8 @@ def _attention(
             out.append((a + "dt_proj.bias", dt, (kv,)))
     norm = _qk_norm(cfg, arch)
     parts = ("weight", "bias") if arch.norm_bias and arch.qk_norm_bias else ("weight",)
+    if arch.qk_norm_always_biased:
+        parts = ("weight", "bias")
     if norm == "head":
         out += [(a + f"{n}.{part}", dt, (hd,)) for n in ("q_norm", "k_norm") for part in parts]
     elif norm == "full":
@@ -598,4 +602,29 @@ def _mamba(cfg: ArchConfig, m: str, h: int, dt: str) -> list[Triple]:
             ]
     if conv_bias:
         out.append((m + "conv1d.bias", dt, (s.conv_dim,)))
+    return out
+
+
+def _mlstm(cfg: ArchConfig, m: str, h: int, dt: str) -> list[Triple]:
+    """xLSTM's mLSTM (modeling_xlstm.py: xLSTMLayer): q and k qk_dim wide, v and the output gate v_dim
+    wide, an input and a forget gate per head (always biased), a per-head norm of the values and out_proj;
+    use_bias biases the rest; weight_mode "fused" stores q, k, v and the output gate as one qkv_opreact and
+    the two gates as one ifgate_preact."""
+    qk, v, _ = xlstm_widths(cfg, h)
+    heads = cfg.number("num_heads", default=0) or 0
+    for key, same in (("embedding_dim", h), ("num_blocks", cfg.num_layers)):
+        if cfg.text.get(key) in (None, same):  # the class's own copy of a size read: understood
+            cfg.get(key)
+    bias = cfg.get("use_bias") is True
+    if cfg.get("weight_mode") == "fused":
+        rows = {"qkv_opreact": 2 * qk + 2 * v}
+        gates = {"ifgate_preact": 2 * heads}
+    else:
+        rows = {"q": qk, "k": qk, "v": v, "ogate_preact": v}
+        gates = {"igate_preact": heads, "fgate_preact": heads}
+    out: list[Triple] = [(f"{m}{n}.weight", dt, (r, h)) for n, r in (rows | gates).items()]
+    out += [(f"{m}{n}.bias", dt, (r,)) for n, r in gates.items()]
+    out += [(f"{m}{n}.bias", dt, (r,)) for n, r in rows.items()] if bias else []
+    out += [(m + "multihead_norm.weight", dt, (v,)), (m + "out_proj.weight", dt, (h, v))]
+    out += [(m + "multihead_norm.bias", dt, (v,)), (m + "out_proj.bias", dt, (h,))] if bias else []
     return out

@@ -98,6 +98,8 @@ def _mlp(
         from .estimate_gemma import gemma_mlp  # estimate_gemma is above this module
 
         return gemma_mlp(cfg, layer, p, h, dt)
+    if layer.mlp == "dense" and layer.attention == "mlstm":  # xLSTM's gated feed-forward
+        return _xlstm_ffn(cfg, p + "ffn.", h, dt)
     if layer.mlp == "dense" and layer.attention == "rwkv":  # RWKV's channel mixing, a squared-ReLU MLP
         inter = dense_intermediate(cfg)
         f = p + "feed_forward."
@@ -218,3 +220,26 @@ def _modality_experts(
     if shared:
         out += _dense(m + "shared_experts.", h, shared, dt, gated, bias)
     return out
+
+
+def _xlstm_ffn(cfg: ArchConfig, f: str, h: int, dt: str) -> list[Triple]:
+    """xLSTM's feed-forward (modeling_xlstm.py: xLSTMFeedForward): a SiLU-gated MLP whose gate and up
+    projections weight_mode "fused" stores as one proj_up_gate_z; use_bias biases all of it."""
+    up = xlstm_widths(cfg, h)[2]
+    fused = cfg.get("weight_mode") == "fused"
+    rows = {"proj_up_gate_z": 2 * up} if fused else {"proj_up_gate": up, "proj_up": up}
+    out: list[Triple] = [(f"{f}{n}.weight", dt, (r, h)) for n, r in rows.items()]
+    out.append((f + "proj_down.weight", dt, (h, up)))
+    if cfg.get("use_bias") is True:
+        out += [(f"{f}{n}.bias", dt, (r,)) for n, r in rows.items()] + [(f + "proj_down.bias", dt, (h,))]
+    return out
+
+
+def xlstm_widths(cfg: ArchConfig, h: int) -> tuple[int, int, int]:
+    """xLSTM's query/key and value widths as its layer builds them (int(hidden x qk_dim_factor), and
+    v_dim_factor's), and its MLP's (hidden x ffn_proj_factor rounded up to ffn_round_up_to_multiple_of)."""
+    qk = int(h * float(cfg.get("qk_dim_factor", default=0.5)))
+    v = int(h * float(cfg.get("v_dim_factor", default=1.0)))
+    multiple = cfg.number("ffn_round_up_to_multiple_of", default=64) or 64
+    up = h * float(cfg.get("ffn_proj_factor", default=2.667))
+    return qk, v, int(((up + multiple - 1) // multiple) * multiple)

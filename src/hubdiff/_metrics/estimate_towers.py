@@ -682,6 +682,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "llava_onevision1_5": ("llava_onevision1_5_vision", _llava_onevision1_5),
     "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
     "gemma4": ("gemma4_vision", _gemma4),
+    "diffusion_gemma": ("gemma4_vision", _gemma4),  # Gemma 4's tower and projector, in its encoder
     "gemma4_unified": ("gemma4_unified_vision", _gemma4_unified),
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),

@@ -1212,6 +1212,8 @@ def unlimited_ocr_vision(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Tri
         ("model.view_separator", dt, (text_hidden,)),
         ("model.image_newline", dt, (text_hidden,)),
     ]
+
+
 def _deepseek_ocr2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     """DeepSeek-OCR-2, in its checkpoints' names: SAM's ViT (windowed attention with relative positions,
     global in global_attn_indexes), its neck and two strided convolutions to downsample_channels, then a

@@ -394,6 +394,8 @@ def _states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: i
                 "rwkv_state", len(rwkv), (2 * h + 3 * width) * 4, "float32", f"(2 × {h} + 3 × {width}) × 4"
             )
         )
+    out += _cca_states(cfg, by_kind, model_bytes, model_dtype)
+    out += _mlstm_states(cfg, by_kind)
     lightning = by_kind.get("lightning", [])
     if lightning:
         heads, dim = cfg.num_heads or 0, cfg.head_dim or 0
@@ -436,3 +438,67 @@ def _attention_convs(
             )
         )
     return out
+
+
+def _cca_states(
+    cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]], model_bytes: int, model_dtype: str
+) -> list[StateGroup]:
+    """ZAYA's compressed convolutional attention keeps, beside its keys and values, what its next token's
+    q/k convolutions and delayed values read (modeling_zaya.py: ZayaCCAProjection): the last
+    (cca_time0 - 1) + (cca_time1 - 1) inputs of its two chained convolutions, (heads + KV heads) x head_dim
+    channels, and the previous token's delayed values, half of the KV heads' width; in the model dtype."""
+    from .estimate import facts, layer_heads
+
+    if not facts(cfg)[0].cca_attention:
+        return []
+    attention = [x for kind in ("mha", "gqa", "mqa", "swa") for x in by_kind.get(kind, [])]
+    if not attention:
+        return []
+    heads, kv, hd, _ = layer_heads(cfg, attention[0])
+    window = (cfg.number("cca_time0", default=2) or 2) - 1 + (cfg.number("cca_time1", default=2) or 2) - 1
+    channels = (heads + kv) * hd
+    return [
+        StateGroup(
+            "cca_conv",
+            len(attention),
+            window * channels * model_bytes,
+            model_dtype,
+            f"{window} × ({heads} + {kv}) × {hd} × {model_bytes}",
+        ),
+        StateGroup(
+            "cca_state",
+            len(attention),
+            kv * hd // 2 * model_bytes,
+            model_dtype,
+            f"{kv} × {hd} / 2 × {model_bytes}",
+        ),
+    ]
+
+
+def _mlstm_states(cfg: ArchConfig, by_kind: dict[str, list[LayerInfo]]) -> list[StateGroup]:
+    """xLSTM's mLSTM keeps per head a qk_head_dim x v_head_dim memory, a qk_head_dim normaliser and one
+    stabiliser (modeling_xlstm.py: xLSTMCache), each width rounded up to 64 as its config's qk_dim and
+    v_dim are, in inference_state_dtype (float32 by default)."""
+    layers = by_kind.get("mlstm", [])
+    if not layers:
+        return []
+    h = cfg.hidden_size or 0
+    heads = cfg.number("num_heads", default=0) or 0
+
+    def rounded(factor: str, default: float) -> int:
+        return int(((h * float(cfg.get(factor, default=default)) + 63) // 64) * 64)
+
+    dk = rounded("qk_dim_factor", 0.5) // max(heads, 1)
+    dv = rounded("v_dim_factor", 1.0) // max(heads, 1)
+    dtype = str(cfg.get("inference_state_dtype", default="float32"))
+    dtype = dtype if dtype in _MODEL_DTYPE_BYTES else "float32"
+    size = _MODEL_DTYPE_BYTES[dtype]
+    return [
+        StateGroup(
+            "mlstm_state",
+            len(layers),
+            heads * (dk * dv + dk + 1) * size,
+            dtype,
+            f"{heads} × ({dk} × {dv} + {dk} + 1) × {size}",
+        )
+    ]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from .config import MAX_LAYERS, ArchConfig
 
-LINEAR_KINDS = frozenset({"kda", "gdn", "mamba", "lightning", "rglru", "rwkv", "shortconv"})
+LINEAR_KINDS = frozenset({"kda", "gdn", "mamba", "lightning", "rglru", "rwkv", "shortconv", "mlstm"})
 
 # layer_types / layers_block_type vocabularies (transformers' and the releases' own)
 FULL_NAMES = frozenset({"full_attention", "attention", "global", "global_attention", "full", "softmax"})
@@ -137,6 +137,8 @@ def linear_kind(cfg: ArchConfig) -> str:
         return "rglru"
     if not cfg.num_heads and cfg.number("attention_hidden_size") is not None:  # RWKV's time mixing
         return "rwkv"
+    if not cfg.num_heads and cfg.get("qk_dim_factor") is not None:  # xLSTM's mLSTM
+        return "mlstm"
     if cfg.number("linear_num_value_heads", "linear_key_head_dim") is not None:
         return "gdn"
     if (
@@ -248,7 +250,7 @@ def _attention_kinds(cfg: ArchConfig, n: int) -> tuple[list[str], list[int | Non
     elif window and cfg.get("use_sliding_window") is None and full in ("mha", "gqa", "mqa"):
         # Mistral-style: a sliding_window with no pattern applies to every layer
         kinds, windows = ["swa"] * n, [window] * n
-    elif not cfg.num_heads and linear_kind(cfg) in ("mamba", "rwkv"):  # a pure recurrent model
+    elif not cfg.num_heads and linear_kind(cfg) in ("mamba", "rwkv", "mlstm"):  # a pure recurrent model
         kinds = [linear_kind(cfg)] * n
     for i in cfg.int_list("cross_attention_layers") or []:
         if 0 <= i < n:  # mllama: attends to the image's keys and values, stores none per text token

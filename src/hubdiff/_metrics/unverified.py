@@ -211,6 +211,11 @@ _OUTER_NOT_MODELLED = {
     "backbone_hidden_size": "a drafter's projections from and to its target model's width (Gemma 4's assistants)",
 }
 
+# Switches of an outer config that, on, add tensors hubdiff does not write, with what they add
+_OUTER_SWITCHES_NOT_MODELLED = {
+    "use_ordered_embeddings": "a drafter's centroid head (masked_embedding: centroids, token_ordering)",
+}
+
 MAX_REASONS = 12
 # Sub-configs hubdiff reads (or that hold no model); any other one with a model's keys is not counted
 _MODELLED_PARTS = frozenset(
@@ -254,7 +259,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         reasons.append("no hidden size in the config")
     if not cfg.vocab_size:
         reasons.append("no vocabulary size in the config")
-    if not cfg.num_heads and any(x.attention not in ("mamba", "rwkv", "none") for x in layers):
+    if not cfg.num_heads and any(x.attention not in ("mamba", "rwkv", "mlstm", "none") for x in layers):
         reasons.append("no attention head count in the config")
     if any(x.mlp == "moe" for x in layers) and not cfg.experts_per_token:
         reasons.append("no experts-per-token count in the config: active parameters unknown")
@@ -321,8 +326,11 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
             f"mtp_hybrid_override_pattern {mtp_pattern!r} not understood (MTP layers taken as attention + MoE)"
         )
     for key in _OUTER_NOT_MODELLED:  # outside the text config, so not among the keys scanned above
-        if cfg.raw.get(key) is not None and cfg.raw_text is not cfg.raw:
+        if cfg.raw.get(key) is not None and cfg.raw_text is not cfg.raw and key not in cfg.read_keys:
             reasons.append(f"{key} not understood: {_OUTER_NOT_MODELLED[key]} not counted")
+    for key in _OUTER_SWITCHES_NOT_MODELLED:
+        if cfg.raw.get(key) is True and cfg.raw_text is not cfg.raw:
+            reasons.append(f"{key} not understood: {_OUTER_SWITCHES_NOT_MODELLED[key]} not counted")
     counted = counted_parts(cfg)  # a resampler counted with its vision tower (Idefics2's perceiver)
     if audio_modelled(cfg):  # an audio tower counted with its projector (estimate_audio)
         counted |= {"audio_config"}
