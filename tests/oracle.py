@@ -850,13 +850,15 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
         text_ids -= _unrun_by_text(model, decoder)
     # the layers of another modality's encoder held there too (Phi-4-multimodal's conformer, built from its
     # audio_config) are not the decoder's
-    stacks = set(towers)
+    not_decoder = set(towers)
     text_config_obj = config_obj.get_text_config()
     for key in getattr(config_obj, "sub_configs", None) or {}:
         sub = getattr(config_obj, key, None)
         if sub is None or any(sub is c for c in tower_configs) or sub is text_config_obj:
             continue
-        stacks |= {id(m) for m in decoder.modules() if m is not decoder and getattr(m, "config", None) is sub}
+        not_decoder |= {
+            id(m) for m in decoder.modules() if m is not decoder and getattr(m, "config", None) is sub
+        }
     seen: set[int] = set()
     text = 0
     for t in state.values():
@@ -884,7 +886,7 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             k = _top_k(block, text_config)
             if n and k:
                 inactive += params * (1 - min(k, n) / n)
-    layers = _decoder_layers(decoder, frozenset(stacks))
+    layers = _decoder_layers(decoder, frozenset(not_decoder))
     prefix = re.sub(r"(For[A-Z]\w*|LMHeadModel|Model)$", "", type(model).__name__)
     moe: set[int] = set()
     recurrent: set[int] = set()
