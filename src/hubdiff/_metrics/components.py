@@ -231,12 +231,25 @@ def _is_scale(segments: list[str]) -> bool:
         return False
     if last == "scale" and "router" in segments:  # Gemma 4's router scales its input, a learned vector
         return False
+    if last == "scale" and len(segments) > 1 and segments[-2] in _LEARNED_SCALES:
+        return False
     return (
         last.endswith(_SCALE_SUFFIXES)
         or last in ("scales", "scale", "zeros", "g_idx", "SCB", "weight_format")
         or "quant_state" in segments  # bitsandbytes 4-bit: weight.quant_state.bitsandbytes__nf4
         or bool(_NUMBERED_SCALE.search(last))
     )
+
+
+# modules whose learned vector a checkpoint names "scale" (Ergo's expert and shared-expert output norms and
+# its residual gates): parameters, not quantization scales
+_LEARNED_SCALES = frozenset(
+    {"expert_output_norm", "shared_expert_output_norm", "post_attention_residual", "post_ffn_residual"}
+)
+# Ergo's residual gates, as transformers and as its checkpoints name them: a learned per-channel mix
+_RESIDUAL_GATES = frozenset(
+    {"attention_residual_gate", "feedforward_residual_gate", "post_attention_residual", "post_ffn_residual"}
+)
 
 
 _FLAT_VIT_PARTS = frozenset({"attn", "mlp", "norm1", "norm2"})
@@ -294,7 +307,13 @@ def classify(
     if "experts" in segset and "self_attention" in segset and len(shape) < 3:
         # JetMoE's mixture of attention: its router routes, its output bias is attention's
         return ("routers" if "router" in segset else "attention"), layer
+    if "expert_output_norm" in segset:  # Ergo's checkpoints: each expert's output norm, with the experts
+        return "routed_experts", layer
+    if "shared_expert_output_norm" in segset:
+        return "shared_experts", layer
     if "experts" in segset or "routed_experts" in segset:
+        return "routed_experts", layer
+    if "feed_forward" in segset and len(shape) == 3:  # Ergo's checkpoints: fused [experts, ...] projections
         return "routed_experts", layer
     if segset & {"input_linear", "output_linear"} and segset & _MLP and len(shape) == 3:
         return "routed_experts", layer  # JetMoE's MoE: fused [experts, ...] projections under "mlp"
@@ -338,6 +357,8 @@ def classify(
         return "norms", layer  # ZAYA's residual scaling: a learned per-channel affine, as a norm's
     if len(shape) == 1 and segments[-1] in ("input_residual", "post_attention_residual"):
         return "norms", layer  # Doge's residual weights: a learned per-channel scale, as a norm's
+    if len(shape) == 1 and len(segments) > 1 and segments[-2] in _RESIDUAL_GATES:
+        return "norms", layer  # Ergo's residual gates: a learned per-channel mix, as a norm's
     if len(segments) >= 3 and segments[-3].endswith("layernorm") and segments[-2] in ("W_down", "W_up"):
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:

@@ -135,6 +135,11 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                     (p + where + n, dt, (h,))
                     for n in ("hidden_states_scale", "hidden_states_bias", "residual_scale", "residual_bias")
                 ]
+        if arch.residual_gates:  # Ergo's, after attention and after the MLP
+            out += [
+                (p + n, "F32", (h,))
+                for n in ("attention_residual_gate.weight", "feedforward_residual_gate.weight")
+            ]
         if arch.residual_weights:  # Doge's, after attention and after the MLP
             out += [(p + n, dt, (h,)) for n in ("input_residual", "post_attention_residual")]
         if layer.mtp:

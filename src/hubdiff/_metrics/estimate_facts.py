@@ -185,6 +185,11 @@ class ArchitectureFacts:
     # CPM-Ant: prompt_types x prompt_length prompt-token rows after the vocabulary, a segment embedding and
     # one relative position bias table (segment pairs and distance buckets, per head) for every layer
     cpm_embeddings: bool = False
+    # Ergo: each routed expert's output RMS-normed by a weight of its own (experts x hidden, kept with the
+    # experts), the shared expert's output by one more; and a learned per-channel gate mixing attention's
+    # and the MLP's output into the residual (two vectors a layer)
+    expert_output_norms: bool = False
+    residual_gates: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -553,6 +558,19 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # Muse Glimmer: a gate_proj on the attention output, q/k norms without weights, four centered RMS
     # norms a layer (modeling_muse_glimmer.py)
     "muse_glimmer_text": ArchitectureFacts(attention_gate_proj=True, norms_per_layer=4),
+    # Ergo (modeling_ergo.py): one qkv_proj, per-head q/k norms, four norms a layer, squared-ReLU MLPs
+    # (not gated), its leading dense layers first_dense_intermediate_size wide, a sigmoid router with a
+    # correction bias kept as a persistent buffer
+    "ergo": ArchitectureFacts(
+        fused_qkv=True,
+        qk_norm="head",
+        norms_per_layer=4,
+        gated_mlp=False,
+        router_bias=True,
+        dense_width_key="first_dense_intermediate_size",
+        expert_output_norms=True,
+        residual_gates=True,
+    ),
 }
 
 

@@ -174,6 +174,8 @@ def _mlp(
         ]
     if arch.moe_post_norm:
         out.append((p + "post_mlp_layernorm.weight", dt, (h,)))
+    if arch.expert_output_norms:  # Ergo's ErgoExpertNorm: one RMSNorm weight per expert
+        out.append((m + "experts.post_expert_norm.weight", "F32", (experts, eh)))
     if arch.mixture_of_attention:  # JetMoE's MoE adds one bias to its output, whichever experts ran
         out.append((m + "bias", dt, (h,)))
     if arch.expert_bias:
@@ -195,6 +197,8 @@ def _mlp(
     )
     if shared_inter:
         out += _dense(m + "shared_experts.", h, shared_inter, dt, gated, bias and arch.shared_expert_bias)
+        if arch.expert_output_norms:
+            out.append((m + "shared_experts.norm.weight", "F32", (h,)))
         if cfg.number("shared_expert_intermediate_size") and arch.shared_expert_gate:
             out.append((m + "shared_expert_gate.weight", dt, (1, h)))
     return out

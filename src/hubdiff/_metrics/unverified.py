@@ -203,6 +203,8 @@ _NULL_MEANS_NONE = frozenset(
 _RESOLVED_INTO_LAYER_TYPES = frozenset(
     # Cohere2-MoE; AFMoE; Ring-2.5
     {"prefix_dense_sliding_window_pattern", "global_attn_every_n_layers", "layer_group_size"}
+    # Ergo: its layer_types and its mlp_layer_types (the leading dense layers)
+    | {"global_attention_every_n_layers", "num_dense_blocks"}
 )
 
 # Keys of an outer config that size tensors hubdiff does not write, with what they size
