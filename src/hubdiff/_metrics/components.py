@@ -286,6 +286,8 @@ def classify(
         return "embeddings", layer
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
         return "embeddings", layer
+    if segments[-1] == "z_L_init":  # HRM: the L stream's learned initial state, added to the input embeddings
+        return "embeddings", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
         len(segments) == 2 and segments[0] in ("head", "output_projection")  # BioGPT's head
     ):

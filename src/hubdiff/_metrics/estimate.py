@@ -88,6 +88,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         ]
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
+    if arch.hrm_stacks:  # the L stream's initial state, added to the input in every cycle
+        out.append(("model.z_L_init", dt, (h,)))
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
     outer_head = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).outer_head
     if (not cfg.tied_embeddings or arch.never_tied) and outer_head:
@@ -112,6 +114,9 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             continue
         attn = _attention(cfg, arch, layer, p, h, dt, block)
         mlp = _mlp(cfg, arch, layer, p, h, dt, block)
+        if arch.hrm_stacks:
+            out += _hrm_blocks(cfg, arch, attn + mlp, p, dt)
+            continue
         norms = _norms_per_layer(cfg, arch) if attn and mlp else 1 if attn or mlp else 0
         if block is not None:
             norms = int(bool(attn)) + int(bool(mlp))
@@ -204,6 +209,21 @@ def _sublayers(
             for part in parts
         ]
     return out + _mlp(cfg, arch, layer, p, h, dt, None)
+
+
+def _hrm_blocks(
+    cfg: ArchConfig, arch: ArchitectureFacts, block: list[Triple], p: str, dt: str
+) -> list[Triple]:
+    """HRM's layer (modeling_hrm_text.py): the block at its depth in the L stack and in the H stack, alike;
+    its gate_proj is biased as q, k, v and o are (attention_bias)."""
+    gate = [s for n, _, s in block if n == p + "self_attn.gate_proj.weight"]
+    if gate and arch.qkv_bias.on(cfg):
+        block = [*block, (p + "self_attn.gate_proj.bias", dt, (gate[0][0],))]
+    return [
+        (n.replace("model.layers.", f"model.{stack}.layers.", 1), d, s)
+        for stack in ("L_module", "H_module")
+        for n, d, s in block
+    ]
 
 
 def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:

@@ -190,6 +190,9 @@ class ArchitectureFacts:
     # and the MLP's output into the residual (two vectors a layer)
     expert_output_norms: bool = False
     residual_gates: bool = False
+    # HRM: each layer the blocks at one depth of an L and an H stack (L_module / H_module), norms without
+    # weights, an output gate biased with the attention, and a learned initial state of the L stream
+    hrm_stacks: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -561,6 +564,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # Ergo (modeling_ergo.py): one qkv_proj, per-head q/k norms, four norms a layer, squared-ReLU MLPs
     # (not gated), its leading dense layers first_dense_intermediate_size wide, a sigmoid router with a
     # correction bias kept as a persistent buffer
+    "hrm_text": ArchitectureFacts(
+        hrm_stacks=True, attention_gate_proj=True, norms_per_layer=0, final_norm=False
+    ),
     "ergo": ArchitectureFacts(
         fused_qkv=True,
         qk_norm="head",

@@ -193,7 +193,7 @@ def kv_report(
             kv = nas_kv[layer.index] or kv
         name = "sliding_window" if layer.attention == "swa" else "full_attention"
         key = (name, layer.window if name == "sliding_window" else None, kv, hd, vd)
-        shapes[key] = shapes.get(key, 0) + 1
+        shapes[key] = shapes.get(key, 0) + layer.cache_entries
     for (name, window, kv, hd, vd), count in sorted(
         shapes.items(), key=lambda x: (x[0][0], x[0][1] or 0, x[0][2:])
     ):

@@ -110,6 +110,9 @@ class LayerInfo:
     compress_ratio: int | None = None  # tokens per stored KV entry, for compressed-KV layers
     parallel_ssm: bool = False  # a Mamba mixer beside the attention (Falcon-H1, Zamba2 hybrid layers)
     kv_shared: bool = False  # reuses an earlier layer's keys and values: stores none (Gemma 3n, Gemma 4)
+    # cache entries the layer writes per token: a layer run several times, each run caching its keys and
+    # values apart (HRM's cycles through its two stacks)
+    cache_entries: int = 1
 
 
 def full_kind(cfg: ArchConfig) -> str:
@@ -363,12 +366,26 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     return out
 
 
+def hrm_stacks(cfg: ArchConfig) -> tuple[int, int] | None:
+    """HRM's two stacks (modeling_hrm_text.py), as (blocks a stack, cache entries of each depth): an L and
+    an H stack of num_layers_per_stack blocks each, the L stack run H_cycles x L_cycles times and the H stack
+    H_cycles times, every run into cache slots of its own; its num_hidden_layers counts those slots. A
+    config without num_layers_per_stack (a legacy one) gives the blocks a stack as num_hidden_layers."""
+    high, low = cfg.number("H_cycles"), cfg.number("L_cycles")
+    if high is None or low is None or high < 1 or low < 0:
+        return None
+    return cfg.number("num_layers_per_stack") or cfg.num_layers, high * (low + 1)
+
+
 def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
     """The layers, MTP ones after; a layer of ``sublayers`` attention sublayers (LongCat-Flash's two)
-    is one layer, counted by num_layers."""
+    is one layer, counted by num_layers; HRM's layer is the pair of blocks at one depth of its stacks."""
     n = cfg.num_layers
     if sublayers > 1:
         n = cfg.number("num_layers", default=n // sublayers) or 0
+    stacks = hrm_stacks(cfg)
+    if stacks is not None:
+        n = min(stacks[0], MAX_LAYERS)
     kinds, windows, parallel = _attention_kinds(cfg, n)
     indexers = _indexers(cfg, kinds)
     mlps = _mlp_kinds(cfg, n, kinds)
@@ -411,6 +428,8 @@ def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
             else x
             for x in layers
         ]
+    if stacks is not None:
+        layers = [dataclasses.replace(x, cache_entries=stacks[1]) for x in layers]
     full = full_kind(cfg)
     mtp_mlp = "moe" if cfg.num_experts else "dense"
     for j in range(cfg.mtp_layers):

@@ -19,7 +19,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     gemma4_unified gemma4_unified_text glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe
     glm_moe_dsa glm_ocr glmga got_ocr2 gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox gpt_neox_japanese
     gpt_oss gptj granite granite_docling granite_swa granitemoe granitemoe_swa granitemoehybrid
-    granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe hunyuan_vl hy_v3 hy_v4 hy_v4_vl
+    granitemoeshared helium hrm_text hunyuan_v1_dense hunyuan_v1_moe hunyuan_vl hy_v3 hy_v4 hy_v4_vl
     hyperclovax hyperclovax_vision_v2 idefics idefics2 idefics3 instructblip instructblipvideo
     internlm3 internvl iquestcoder jais2 jamba jetmoe kimi_k25 kimi_linear kolibri1 kolibri1_1
     laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3 lfm3_vl lighton_ocr llama llama4 llama4_text llava
