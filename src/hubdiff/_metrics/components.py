@@ -359,6 +359,8 @@ def classify(
         return "norms", layer  # ZAYA's residual scaling: a learned per-channel affine, as a norm's
     if len(shape) == 1 and segments[-1] in ("input_residual", "post_attention_residual"):
         return "norms", layer  # Doge's residual weights: a learned per-channel scale, as a norm's
+    if len(shape) == 1 and segments[-1] in ("lambda_1", "lambda_2"):
+        return "norms", layer  # Dory's nGPT residual interpolation rates: per-channel, as a norm's
     if len(shape) == 1 and len(segments) > 1 and segments[-2] in _RESIDUAL_GATES:
         return "norms", layer  # Ergo's residual gates: a learned per-channel mix, as a norm's
     if len(segments) >= 3 and segments[-3].endswith("layernorm") and segments[-2] in ("W_down", "W_up"):

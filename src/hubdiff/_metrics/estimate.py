@@ -21,7 +21,7 @@ from .estimate_audio import audio
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
 from .estimate_gemma import gemma_layer_extras, gemma_model_extras
 from .estimate_mixers import _attention, _zamba, mamba_shape
-from .estimate_mlp import _mlp
+from .estimate_mlp import _mlp, dense_intermediate
 from .estimate_vision import _vision, vision_kind
 from .layers import LayerInfo, block_configs
 
@@ -88,6 +88,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         ]
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
+    if arch.ngpt_scales:  # Dory's learned per-token logit scale, beside the head whether tied or not
+        out.append(("lm_head.logit_scale", dt, (vocab,)))
     if arch.hrm_stacks:  # the L stream's initial state, added to the input in every cycle
         out.append(("model.z_L_init", dt, (h,)))
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
@@ -132,6 +134,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             for n in names[: 2 if layer.mlp == "moe" else 1]:
                 out += [(f"{p}{n}.W_down.weight", dt, (rank, h)), (f"{p}{n}.W_up.weight", dt, (h, rank))]
         out += attn + mlp
+        if arch.ngpt_scales:
+            out += _ngpt_scales(cfg, layer, p, h, dt, bool(attn), bool(mlp))
         if arch.gemma_stack:
             out += gemma_layer_extras(cfg, p, h, dt)
         if arch.residual_scaling:  # ZAYA's, after attention and after the MLP
@@ -224,6 +228,21 @@ def _hrm_blocks(
         for stack in ("L_module", "H_module")
         for n, d, s in block
     ]
+
+
+def _ngpt_scales(
+    cfg: ArchConfig, layer: LayerInfo, p: str, h: int, dt: str, attn: bool, mlp: bool
+) -> list[Triple]:
+    """Dory's nGPT scales (modeling_dory.py): sqk and s_gate in attention, suv_gate and suv_up in the MLP,
+    lambda_1 and lambda_2 in the layer."""
+    heads, _, hd, _ = layer_heads(cfg, layer)
+    out: list[Triple] = [(p + n, dt, (h,)) for n in ("lambda_1", "lambda_2")]
+    if attn:
+        out += [(p + "self_attn." + n, dt, (heads * hd,)) for n in ("sqk", "s_gate")]
+    if mlp:
+        inter = dense_intermediate(cfg)
+        out += [(p + "mlp." + n, dt, (inter,)) for n in ("suv_gate", "suv_up")]
+    return out
 
 
 def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:

@@ -193,6 +193,10 @@ class ArchitectureFacts:
     # HRM: each layer the blocks at one depth of an L and an H stack (L_module / H_module), norms without
     # weights, an output gate biased with the attention, and a learned initial state of the L stream
     hrm_stacks: bool = False
+    # Dory (nGPT): learned scales sqk and s_gate (heads x head_dim) in attention, suv_gate and suv_up
+    # (intermediate) in the MLP, residual interpolation rates lambda_1 / lambda_2 (hidden) in every layer
+    # and a logit_scale (vocab) on the head, tied or not; its norms are L2 norms without weights
+    ngpt_scales: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -566,6 +570,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # correction bias kept as a persistent buffer
     "hrm_text": ArchitectureFacts(
         hrm_stacks=True, attention_gate_proj=True, norms_per_layer=0, final_norm=False
+    ),
+    "dory": ArchitectureFacts(
+        ngpt_scales=True, attention_gate_proj=True, norms_per_layer=0, final_norm=False
     ),
     "ergo": ArchitectureFacts(
         fused_qkv=True,

@@ -377,6 +377,31 @@ def hrm_stacks(cfg: ArchConfig) -> tuple[int, int] | None:
     return cfg.number("num_layers_per_stack") or cfg.num_layers, high * (low + 1)
 
 
+def paired_blocks(cfg: ArchConfig) -> bool:
+    """Whether a looped config lists each layer as an attention block followed by an mlp block (Dory's
+    released configs, as vLLM and llama.cpp read them: layer_types alternates the two, num_hidden_layers
+    and n_*_layers count blocks; transformers' DoryConfig writes them so too): a layer is each pair."""
+    types = layer_types(cfg, cfg.num_layers)
+    if cfg.number("n_recurrent_loops") is None or not types or len(types) % 2:
+        return False
+    return all(t == "mlp" for t in types[1::2]) and "mlp" not in types[::2]
+
+
+def _recurrent_loops(cfg: ArchConfig, n: int, per_pair: int) -> tuple[range, int] | None:
+    """Dory's recurrent section (modeling_dory.py): the layers after the n_input_layers run once, run
+    n_recurrent_loops times, each loop caching its keys and values apart ("per_loop"; "last_loop" keeps
+    one entry a layer, written by the last loop). (the section's layers, entries each), counts in layers."""
+    loops, first = cfg.number("n_recurrent_loops"), cfg.number("n_input_layers")
+    if loops is None or first is None or loops < 1:
+        return None
+    last = cfg.number("n_output_layers", default=0) or 0
+    count = cfg.number("n_recurrent_layers")
+    count = (cfg.num_layers - first - last) if count is None else count
+    start, stop = first // per_pair, min(n, (first + count) // per_pair)
+    per_loop = cfg.get("recurrent_kv_cache_mode", default="per_loop") == "per_loop"
+    return range(start, stop), loops if per_loop else 1
+
+
 def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
     """The layers, MTP ones after; a layer of ``sublayers`` attention sublayers (LongCat-Flash's two)
     is one layer, counted by num_layers; HRM's layer is the pair of blocks at one depth of its stacks."""
@@ -430,6 +455,17 @@ def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
         ]
     if stacks is not None:
         layers = [dataclasses.replace(x, cache_entries=stacks[1]) for x in layers]
+    per_pair = 2 if paired_blocks(cfg) else 1
+    if per_pair == 2:  # each layer the attention of one block and the MLP of the next
+        layers = [
+            dataclasses.replace(a, index=i, mlp=b.mlp)
+            for i, (a, b) in enumerate(zip(layers[::2], layers[1::2], strict=True))
+        ]
+        n = len(layers)
+    section = _recurrent_loops(cfg, n, per_pair)
+    if section is not None:
+        looped, entries = section
+        layers = [dataclasses.replace(x, cache_entries=entries) if x.index in looped else x for x in layers]
     full = full_kind(cfg)
     mtp_mlp = "moe" if cfg.num_experts else "dense"
     for j in range(cfg.mtp_layers):
