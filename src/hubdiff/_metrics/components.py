@@ -246,9 +246,11 @@ def _is_scale(segments: list[str]) -> bool:
 _LEARNED_SCALES = frozenset(
     {"expert_output_norm", "shared_expert_output_norm", "post_attention_residual", "post_ffn_residual"}
 )
-# Ergo's residual gates, as transformers and as its checkpoints name them: a learned per-channel mix
+# Ergo's residual gates, as transformers and as its checkpoints name them, and Muse Spark's: a learned
+# per-channel mix
 _RESIDUAL_GATES = frozenset(
     {"attention_residual_gate", "feedforward_residual_gate", "post_attention_residual", "post_ffn_residual"}
+    | {"post_attention_residual_gate", "post_feedforward_residual_gate"}  # Muse Spark's
 )
 
 

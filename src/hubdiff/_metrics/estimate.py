@@ -93,13 +93,14 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     if arch.hrm_stacks:  # the L stream's initial state, added to the input in every cycle
         out.append(("model.z_L_init", dt, (h,)))
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
-    outer_head = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).outer_head
+    outer = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch)
+    outer_head = outer.outer_head
     if (not cfg.tied_embeddings or arch.never_tied) and outer_head:
         outer_vocab, outer_width = cfg.raw.get("vocab_size"), cfg.raw.get("hidden_size")
         head_rows = outer_vocab if type(outer_vocab) is int and 0 < outer_vocab <= vocab * 4 else vocab
         head_cols = outer_width if type(outer_width) is int and 0 < outer_width <= width * 4 else width
         out.append(("lm_head.weight", dt, (head_rows, head_cols)))
-    elif not cfg.tied_embeddings or arch.never_tied:
+    elif not cfg.tied_embeddings or arch.never_tied or outer.never_tied:  # Muse Spark's outer class: never
         out.append(("lm_head.weight", dt, (vocab, width)))
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
@@ -144,11 +145,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                     (p + where + n, dt, (h,))
                     for n in ("hidden_states_scale", "hidden_states_bias", "residual_scale", "residual_bias")
                 ]
-        if arch.residual_gates:  # Ergo's, after attention and after the MLP
-            out += [
-                (p + n, "F32", (h,))
-                for n in ("attention_residual_gate.weight", "feedforward_residual_gate.weight")
-            ]
+        # Ergo's and Muse Spark's, after attention and after the MLP
+        out += [(p + n, "F32", (h,)) for n in arch.residual_gates]
         if arch.residual_weights:  # Doge's, after attention and after the MLP
             out += [(p + n, dt, (h,)) for n in ("input_residual", "post_attention_residual")]
         if layer.mtp:

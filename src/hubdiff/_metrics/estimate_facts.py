@@ -186,10 +186,14 @@ class ArchitectureFacts:
     # one relative position bias table (segment pairs and distance buckets, per head) for every layer
     cpm_embeddings: bool = False
     # Ergo: each routed expert's output RMS-normed by a weight of its own (experts x hidden, kept with the
-    # experts), the shared expert's output by one more; and a learned per-channel gate mixing attention's
-    # and the MLP's output into the residual (two vectors a layer)
+    # experts), the shared expert's output by one more
     expert_output_norms: bool = False
-    residual_gates: bool = False
+    # a learned per-channel gate mixing attention's and the MLP's output into the residual: its two
+    # vectors' names in a layer (Ergo, Muse Spark)
+    residual_gates: tuple[str, ...] = ()
+    # Muse Spark: the MoE pools hidden_size down to moe_hidden_size (pre_expert_proj, a norm) for its
+    # experts, which run at that width and share one output norm, and back up (post_expert_proj)
+    pooled_experts: bool = False
     # HRM: each layer the blocks at one depth of an L and an H stack (L_module / H_module), norms without
     # weights, an output gate biased with the attention, and a learned initial state of the L stream
     hrm_stacks: bool = False
@@ -582,7 +586,16 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         router_bias=True,
         dense_width_key="first_dense_intermediate_size",
         expert_output_norms=True,
-        residual_gates=True,
+        residual_gates=("attention_residual_gate.weight", "feedforward_residual_gate.weight"),
+    ),
+    # Muse Spark (modeling_muse_spark.py): an output gate_proj, weightless q/k and o norms, three norms a layer
+    # with weights (the one after attention has none), a sigmoid router with its correction bias
+    "muse_spark_text": ArchitectureFacts(
+        attention_gate_proj=True,
+        norms_per_layer=3,
+        router_bias=True,
+        pooled_experts=True,
+        residual_gates=("post_attention_residual_gate.gate", "post_feedforward_residual_gate.gate"),
     ),
 }
 
@@ -620,8 +633,13 @@ for _outer, _text in (
     ("cosmos3_edge", "cosmos3_edge_text"),
     ("molmo2", "molmo2_text"),
     ("muse_glimmer", "muse_glimmer_text"),
+    ("muse_spark", "muse_spark_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
+
+
+# Muse Spark's image-text class has no tied-weights keys: a head of its own whatever tie_word_embeddings says
+ARCHITECTURE_FACTS["muse_spark"] = dataclasses.replace(ARCHITECTURE_FACTS["muse_spark"], never_tied=True)
 
 
 # routers that always keep an e_score_correction_bias buffer, whatever topk_method says

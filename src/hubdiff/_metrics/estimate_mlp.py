@@ -145,6 +145,8 @@ def _mlp(
     )
     latent = cfg.number("moe_latent_size")
     eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
+    if arch.pooled_experts:
+        eh = cfg.number("moe_hidden_size", default=h) or h
     # a router may also score weightless experts (LongCat-Flash's zero_expert_num identity experts)
     scored = experts + (cfg.number("zero_expert_num", default=0) or 0)
     out: list[Triple] = [(m + "gate.weight", dt, (scored, h))]
@@ -161,7 +163,12 @@ def _mlp(
         out.append((m + "gate.e_score_correction_bias", "F32", (scored,)))
     if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias
         out.append((m + "gate.bias", dt, (experts,)))
-    if eh != h:  # latent MoE: experts work in a narrower space entered and left by two projections
+    if (
+        arch.pooled_experts
+    ):  # Muse Spark's MuseSparkMoE: its pooling in and out, a norm each side of the experts
+        out += [(m + "pre_expert_proj.weight", dt, (eh, h)), (m + "post_expert_proj.weight", dt, (h, eh))]
+        out += [(m + "pre_expert_norm.weight", dt, (eh,)), (m + "experts.post_expert_norm.weight", dt, (eh,))]
+    elif eh != h:  # latent MoE: experts work in a narrower space entered and left by two projections
         out += [(m + "latent_down_proj.weight", dt, (eh, h)), (m + "latent_up_proj.weight", dt, (h, eh))]
     up_rows = (2 if gated else 1) * inter
     if arch.stacked_experts:  # [experts x width, hidden] matrices, one per projection

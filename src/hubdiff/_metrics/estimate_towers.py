@@ -620,6 +620,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "gemma4_unified": ("gemma4_unified_vision", _gemma4_unified),
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
+    "muse_spark": ("muse_spark_vision", _muse_glimmer),  # Muse Spark's tower and adapter are Muse Glimmer's
     "idefics": ("idefics_vision", _idefics),
 }
 
