@@ -1244,7 +1244,30 @@ def _filled_sizes(cfg_obj: Any) -> dict[str, Any]:
             out["num_key_value_heads"] = heads
     out.update(_rope_per_layer_type(cfg_obj))
     out.update(_divisible_heads(cfg_obj))
+    out.update(_filled_indexer(cfg_obj))
     return out
+
+
+_INDEXER_SIZES = (
+    "indexer_n_heads",
+    "indexer_kv_heads",
+    "indexer_head_dim",
+    "indexer_budget",
+    "indexer_compress_ratio",
+)
+
+
+def _filled_indexer(cfg_obj: Any) -> dict[str, Any]:
+    """A QSA indexer that a class builds in every indexed layer although its defaults leave every size of
+    it None (Qwen4-Exp's indexer_*, which the class checks all set or none): one key head, as the class
+    requires, as many query heads and as wide heads as the attention's (its RoPE must fit them), and a
+    budget of one block of indexer_compress_ratio 4 tokens (which size no tensor)."""
+    heads, head_dim = getattr(cfg_obj, "num_attention_heads", None), getattr(cfg_obj, "head_dim", None)
+    if not all(hasattr(cfg_obj, k) and getattr(cfg_obj, k) is None for k in _INDEXER_SIZES):
+        return {}
+    if not (isinstance(heads, int) and isinstance(head_dim, int) and heads > 0 and head_dim > 0):
+        return {}
+    return dict(zip(_INDEXER_SIZES, (heads, 1, head_dim, 4, 4), strict=True))
 
 
 def _divisible_heads(cfg_obj: Any) -> dict[str, Any]:

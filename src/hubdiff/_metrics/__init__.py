@@ -445,7 +445,8 @@ def _checks(
 
     compare(  # DSA layers and DeepSeek-V4's sparse compressed ones
         "DSA indexer",
-        {x.index for x in main if x.attention in ("dsa", "compressed") and x.indexer == "own"},
+        {x.index for x in main if x.attention in ("dsa", "compressed") and x.indexer == "own"}
+        | {x.index for x in main if x.attention in ("mha", "gqa", "mqa") and x.indexer == "own"},  # QSA
         "indexer",
     )
     compare(

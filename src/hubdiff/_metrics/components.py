@@ -297,6 +297,8 @@ def classify(
     last = segments[-1]
     if any(s.startswith("hc_") for s in segments):
         return "hyper_connections", layer
+    if any(s.endswith("hyper_connection") or s == "hyper_connection_mixer" for s in segments):
+        return "hyper_connections", layer  # Qwen4-Exp's gated residuals over its streams
     is_norm_weight = len(shape) == 1 and len(segments) > 1 and "norm" in segments[-2]
     if segset & _ALTUP and not is_norm_weight:
         return "hyper_connections", layer  # Gemma 3n's AltUp: further residual streams and their mixing

@@ -90,6 +90,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if arch.ngpt_scales:  # Dory's learned per-token logit scale, beside the head whether tied or not
         out.append(("lm_head.logit_scale", dt, (vocab,)))
+    if arch.gated_residual_streams:  # Qwen4-Exp's streams mixed into one before the head
+        out += _gated_residual(cfg, "model.hyper_connection_mixer.", h, dt, inject=False)
     if arch.hrm_stacks:  # the L stream's initial state, added to the input in every cycle
         out.append(("model.z_L_init", dt, (h,)))
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
@@ -137,6 +139,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += attn + mlp
         if arch.ngpt_scales:
             out += _ngpt_scales(cfg, layer, p, h, dt, bool(attn), bool(mlp))
+        if arch.gated_residual_streams:
+            out += _qsa_indexer(cfg, layer, p, h, dt)
+            for part in ("attn_hyper_connection.", "mlp_hyper_connection."):
+                out += _gated_residual(cfg, p + part, h, dt, inject=True)
         if arch.gemma_stack:
             out += gemma_layer_extras(cfg, p, h, dt)
         if arch.residual_scaling:  # ZAYA's, after attention and after the MLP
@@ -241,6 +247,36 @@ def _ngpt_scales(
         inter = dense_intermediate(cfg)
         out += [(p + "mlp." + n, dt, (inter,)) for n in ("suv_gate", "suv_up")]
     return out
+
+
+def _gated_residual(cfg: ArchConfig, g: str, h: int, dt: str, *, inject: bool) -> list[Triple]:
+    """Qwen4-Exp's gated residual over hc_count streams (Qwen4ExpTextGatedResidual): an RMSNorm over them
+    all, a low-rank input mix (hc_lowrank) down and up, and, in a layer, one injection weight a stream."""
+    streams = (cfg.number("hc_count", default=4) or 4) * h
+    rank = cfg.number("hc_lowrank", default=320) or 0
+    out: list[Triple] = [
+        (g + "hc_norm.weight", dt, (streams,)),
+        (g + "input_mix_weight_down.weight", dt, (rank, streams)),
+        (g + "input_mix_weight_up.weight", dt, (streams, rank)),
+    ]
+    if inject:
+        out.append((g + "block_inject_weight.weight", dt, (cfg.number("hc_count", default=4) or 4, streams)))
+    return out
+
+
+def _qsa_indexer(cfg: ArchConfig, layer: LayerInfo, p: str, h: int, dt: str) -> list[Triple]:
+    """Qwen4-Exp's QSA indexer in an indexed layer (Qwen4ExpTextQSAIndexer): one projection to its query
+    and key heads (indexer_n_heads + indexer_kv_heads, indexer_head_dim wide) and an RMSNorm on each."""
+    if layer.indexer != "own" or layer.attention not in ("mha", "gqa", "mqa"):
+        return []
+    heads = (cfg.number("indexer_n_heads", default=0) or 0) + (cfg.number("indexer_kv_heads", default=1) or 0)
+    width = cfg.number("indexer_head_dim", default=0) or 0
+    x = p + "self_attn.indexer."
+    return [
+        (x + "index_qk_proj.weight", dt, (heads * width, h)),
+        (x + "q_layernorm.weight", dt, (width,)),
+        (x + "k_layernorm.weight", dt, (width,)),
+    ]
 
 
 def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:

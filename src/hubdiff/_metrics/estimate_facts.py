@@ -201,6 +201,14 @@ class ArchitectureFacts:
     # (intermediate) in the MLP, residual interpolation rates lambda_1 / lambda_2 (hidden) in every layer
     # and a logit_scale (vocab) on the head, tied or not; its norms are L2 norms without weights
     ngpt_scales: bool = False
+    # Qwen4-Exp: hc_count residual streams, mixed by a gated residual before attention and before the MLP
+    # (an RMSNorm over the hc_count x hidden streams, a low-rank input mix hc_lowrank wide down and up, an
+    # injection weight a stream) and by one more without injection before the head, in place of every
+    # other norm; its indexed layers select tokens by a QSA indexer (one qk projection, two norms)
+    gated_residual_streams: bool = False
+    # (list key, keys): keys of a feature only the layers a list names have, which size nothing while the
+    # list is empty (Qwen4-Exp's per-layer n-gram embeddings, in the layers ple_layer_ids names)
+    idle_unless_listed: tuple[str, tuple[str, ...]] | None = None
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -231,6 +239,29 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen3_next": ArchitectureFacts(qk_norm="head", output_gate=True),
     "qwen3_5_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
     "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
+    "qwen4_exp_text": ArchitectureFacts(
+        qk_norm="head",
+        output_gate=True,
+        split_gdn_proj=True,
+        norms_per_layer=0,
+        final_norm=False,
+        gated_residual_streams=True,
+        # the indexer's token budget and key pooling select tokens at run time: its cache keeps every key
+        unused_keys=("indexer_budget", "indexer_compress_ratio"),
+        idle_unless_listed=(
+            "ple_layer_ids",
+            (
+                "ple_embed_dim",
+                "ple_conv_kernel_size",
+                "ngram_size",
+                "heads_per_ngram",
+                "ngram_vocab_size_base",
+                "make_ngram_vocab_size_divisible_by",
+                "split_ngram_parts",
+                "number_of_conv_states",  # 3 with PLE layers (their convolution and n-gram context), else 1
+            ),
+        ),
+    ),
     "phi3": ArchitectureFacts(fused_qkv=True, fused_gate_up=True),
     "glm4_moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),
     "param2moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),  # built by GLM-4-MoE's classes
@@ -634,6 +665,7 @@ for _outer, _text in (
     ("molmo2", "molmo2_text"),
     ("muse_glimmer", "muse_glimmer_text"),
     ("muse_spark", "muse_spark_text"),
+    ("qwen4_exp", "qwen4_exp_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

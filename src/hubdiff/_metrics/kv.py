@@ -175,6 +175,12 @@ def kv_report(
         shared = sum(1 for x in by_kind.get("dsa", []) if x.indexer == "shared")
         if shared:
             assumptions.append(f"{shared} DSA layers reuse an earlier layer's indexer keys and store none")
+    # Qwen4-Exp's QSA indexer caches its keys (indexer_kv_heads of indexer_head_dim) for every token
+    qsa = [x for x in counted if x.indexer == "own" and x.attention in ("mha", "gqa", "mqa")]
+    if qsa:
+        width = cfg.number("indexer_head_dim", default=0) or 0
+        heads = cfg.number("indexer_kv_heads", default=1) or 1
+        groups.append(KVGroup("qsa_indexer_keys", len(qsa), heads * width * b, f"{heads} × {width} × {b:g}"))
     # full and sliding attention, per layer: head counts may differ by layer kind (MiMo-V2's swa_* keys)
     # or by block (NAS block_configs); keys and values may differ in width (v_head_dim)
     nas_kv = block_kv_heads(cfg)

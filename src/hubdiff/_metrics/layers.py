@@ -455,6 +455,16 @@ def layer_census(cfg: ArchConfig, sublayers: int = 1) -> list[LayerInfo]:
         ]
     if stacks is not None:
         layers = [dataclasses.replace(x, cache_entries=stacks[1]) for x in layers]
+    types = layer_types(cfg, n) or []
+    if cfg.number("indexer_head_dim") is not None:  # Qwen4-Exp: a QSA token indexer in each indexed layer
+        layers = [
+            dataclasses.replace(x, indexer="own")
+            if x.index < len(types)
+            and types[x.index] == "indexed_attention"
+            and x.attention in ("mha", "gqa", "mqa")
+            else x
+            for x in layers
+        ]
     per_pair = 2 if paired_blocks(cfg) else 1
     if per_pair == 2:  # each layer the attention of one block and the MLP of the next
         layers = [

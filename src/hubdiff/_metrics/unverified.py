@@ -288,6 +288,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         understood |= _RESOLVED_INTO_LAYER_TYPES
     if arch.idle_unless_layer and arch.idle_unless_layer[0] not in types:  # no layer has the feature
         understood |= set(arch.idle_unless_layer[1])
+    if arch.idle_unless_listed and not cfg.get(arch.idle_unless_listed[0]):  # no layer listed for it
+        understood |= {arch.idle_unless_listed[0], *arch.idle_unless_listed[1]}
     for width_key in (arch.dense_width_key, arch.swa_heads_key):  # read by every layer of its kind, of
         if width_key:  # which this config may have none
             understood.add(width_key)
