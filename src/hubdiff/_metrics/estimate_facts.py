@@ -209,6 +209,11 @@ class ArchitectureFacts:
     # (list key, keys): keys of a feature only the layers a list names have, which size nothing while the
     # list is empty (Qwen4-Exp's per-layer n-gram embeddings, in the layers ple_layer_ids names)
     idle_unless_listed: tuple[str, tuple[str, ...]] | None = None
+    # Dots 3: MLA in every layer, its sliding ones too, each layer sized as its per_layer_config entry says
+    # (the sliding layers: fewer heads, a wider latent), an RMSNorm on the keys' rope slice
+    # (k_rope_only_layernorm); its shared experts shared_experts_intermediate_size wide each
+    mla_layer_sizes: bool = False
+    shared_width_key: str | None = None
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -239,6 +244,14 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen3_next": ArchitectureFacts(qk_norm="head", output_gate=True),
     "qwen3_5_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
     "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
+    "dots3_note_text": ArchitectureFacts(
+        mlp_bias=NEVER,  # its MLPs and shared experts are unbiased whatever mlp_bias says
+        unused_keys=("mlp_bias",),
+        mla_layer_sizes=True,
+        mla_head_gate=True,
+        router_bias=True,
+        shared_width_key="shared_experts_intermediate_size",
+    ),
     "qwen4_exp_text": ArchitectureFacts(
         qk_norm="head",
         output_gate=True,
@@ -666,6 +679,7 @@ for _outer, _text in (
     ("muse_glimmer", "muse_glimmer_text"),
     ("muse_spark", "muse_spark_text"),
     ("qwen4_exp", "qwen4_exp_text"),
+    ("dots3_note", "dots3_note_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 
@@ -779,6 +793,46 @@ def _falcon_kv_heads(cfg: ArchConfig, heads: int) -> int:
     if cfg.get("new_decoder_architecture") is True:
         return cfg.number("num_kv_heads", default=heads) or heads
     return 1 if cfg.get("multi_query") is not False else heads
+
+
+# an MLA layer's sizes a per_layer_config entry may give (Dots 3); num_key_value_heads and head_dim follow
+# the heads and nope + rope there, and size nothing of their own
+MLA_LAYER_KEYS = (
+    "num_attention_heads",
+    "num_key_value_heads",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+    "head_dim",
+)
+
+
+def mla_layer_number(cfg: ArchConfig, index: int, key: str, default: int = 0) -> int:
+    """One MLA size of a layer: its per_layer_config entry's (keyed "2" or 2) where the architecture reads
+    them (Dots 3), else the config's."""
+    table = cfg.get("per_layer_config") if facts(cfg)[0].mla_layer_sizes else None
+    if isinstance(table, dict):
+        entry = table.get(str(index), table.get(index))  # type: ignore[call-overload]
+        value = entry.get(key) if isinstance(entry, dict) else None
+        if type(value) is int and value >= 0:
+            return value
+    if key == "num_attention_heads":
+        return cfg.num_heads or default
+    return cfg.number(key, default=default) or default
+
+
+def mla_latent_rows(cfg: ArchConfig, layers: list[LayerInfo]) -> set[int]:
+    """kv_lora_rank + qk_rope_head_dim of every MLA layer (its sliding ones too) where layers have sizes
+    of their own (Dots 3); empty otherwise."""
+    if not facts(cfg)[0].mla_layer_sizes:
+        return set()
+    return {
+        mla_layer_number(cfg, x.index, "kv_lora_rank") + mla_layer_number(cfg, x.index, "qk_rope_head_dim")
+        for x in layers
+        if not x.mtp and x.attention in ("mla", "dsa", "swa")
+    }
 
 
 def mla_rope_dim(cfg: ArchConfig, layer: LayerInfo) -> int:

@@ -202,6 +202,8 @@ def _mlp(
         or (cfg.number("intermediate_size", default=0) if cfg.number("intermediate_size_mlp") else 0)
         or inter * n_shared
     )
+    if arch.shared_width_key and cfg.number(arch.shared_width_key):  # Dots 3: each shared expert's width
+        shared_inter = (cfg.number(arch.shared_width_key) or 0) * max(n_shared, 1)
     if shared_inter:
         out += _dense(m + "shared_experts.", h, shared_inter, dt, gated, bias and arch.shared_expert_bias)
         if arch.expert_output_norms:

@@ -114,7 +114,7 @@ def kv_report(
 ) -> KVReport:
     # imported when figures are computed, not when cached ones are read
     from .estimate import facts, layer_heads
-    from .estimate_facts import mla_rope_dim
+    from .estimate_facts import mla_layer_number, mla_rope_dim
 
     if profile not in PROFILES:
         raise ValueError(f"unknown KV profile {profile!r} (known: {', '.join(PROFILES)})")
@@ -195,6 +195,10 @@ def kv_report(
         _, kv, hd, vd = layer_heads(cfg, layer)
         if facts(cfg)[0].compressed_attention:  # DeepSeek-V4: one KV head whose keys are its values
             vd = 0
+        if facts(cfg)[0].mla_layer_sizes:  # Dots 3's sliding MLA layers cache their latent and rope slice
+            kv = 1
+            hd = mla_layer_number(cfg, layer.index, "kv_lora_rank")
+            vd = mla_layer_number(cfg, layer.index, "qk_rope_head_dim")
         if nas_kv is not None and layer.index < len(nas_kv) and nas_kv[layer.index]:
             kv = nas_kv[layer.index] or kv
         name = "sliding_window" if layer.attention == "swa" else "full_attention"

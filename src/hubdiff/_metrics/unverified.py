@@ -26,6 +26,7 @@ from .config import (
 )
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
 from .estimate_audio import audio_modelled
+from .estimate_facts import MLA_LAYER_KEYS
 from .estimate_towers import counted_parts, tower_doubts
 from .estimate_vision import OWN_PARTS
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
@@ -302,6 +303,11 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         if value is None or key in understood or _SCALAR.search(key) or not _SHAPE_WORDS.search(key):
             continue
         if key == "per_layer_config" and not arch.gemma_stack:  # Gemma's stacks read it (gemma_layer_sizes)
+            if arch.mla_layer_sizes and isinstance(value, dict):  # Dots 3's MLA sizes are read layer by layer
+                value = {
+                    i: {k: v for k, v in e.items() if k not in MLA_LAYER_KEYS} if isinstance(e, dict) else e
+                    for i, e in value.items()
+                }
             if _sizes_of_their_own(value, flat):
                 reasons.append(f"{key} not understood: layers with sizes of their own")
             continue
