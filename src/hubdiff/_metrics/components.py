@@ -57,6 +57,7 @@ _VISION = {
     "video_tower",
     "vision_embedder",  # Gemma 4 Unified: the encoder-free patch embedding in place of a tower
     "audio_tower",  # counted with the vision side: an encoder of another modality, not run by text tokens
+    "audio_encoder",  # Dots 3's checkpoints: its audio tower and adapter
     "high_res_vision_neck",  # DeepSeek-VL hybrid: SAM's second neck, its downsampling, its mixing scalar
     "high_res_vision_proj",
     "high_res_vision_alpha",

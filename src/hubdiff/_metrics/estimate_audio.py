@@ -108,6 +108,37 @@ def _muse_spark_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
     return out + _norm(e + "post_proj_norm", out_width, False)
 
 
+def _dots3_note_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Dots 3's audio tower (modeling_dots3_note.py: Dots3NoteAudioModel): three biased stride-2 3x3
+    convolutions to downsample_hidden_size channels and a linear from their flattened output, layers of
+    an attention (q, v and out biased with attention_bias, k never), a GLU MLP (one biased gate_up
+    projection, a biased down projection) and two RMSNorms, a final RMSNorm, and an adapter (a LayerNorm,
+    two biased linears into adapter_out_dim, the text width)."""
+    h, depth = _int(a.get("hidden_size"), 1280), _int(a.get("num_hidden_layers"), 32)
+    mlp, down = _int(a.get("intermediate_size"), 5120), _int(a.get("downsample_hidden_size"), 480)
+    mels = _int(a.get("feature_size"), 128)
+    bias = a.get("attention_bias", True) is not False
+    out_width = _int(a.get("adapter_out_dim"), text_hidden)
+    e = "model.audio_tower."
+    out: list[Triple] = []
+    for i, into in enumerate((1, down, down)):
+        out += [
+            (f"{e}conv_stem.convs.{i}.weight", DT, (down, into, 3, 3)),
+            (f"{e}conv_stem.convs.{i}.bias", DT, (down,)),
+        ]
+    out += _linear(e + "conv_stem.conv_out", h, down * ((mels + 7) // 8), False)
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += _linear(b + "self_attn.q_proj", h, h, bias) + _linear(b + "self_attn.k_proj", h, h, False)
+        out += _linear(b + "self_attn.v_proj", h, h, bias) + _linear(b + "self_attn.o_proj", h, h, bias)
+        out += _linear(b + "mlp.gate_up_proj", 2 * mlp, h) + _linear(b + "mlp.down_proj", h, mlp)
+        out += _norm(b + "input_layernorm", h, False) + _norm(b + "post_attention_layernorm", h, False)
+    out += _norm(e + "layer_norm", h, False)
+    width = _int(a.get("adapter_input_size"), h)
+    out += _norm(e + "adapter.norm", width) + _linear(e + "adapter.fc1", out_width, width)
+    return out + _linear(e + "adapter.fc2", out_width, out_width)
+
+
 Audio = Callable[[dict[str, Any], int], list[Triple]]
 
 # outer model_type -> (the audio config's model_type the entry was written from, its tower and projector)
@@ -115,6 +146,7 @@ AUDIO: dict[str, tuple[str, Audio]] = {
     "gemma4": ("gemma4_audio", _gemma4_audio),
     "gemma4_unified": ("gemma4_unified_audio", _gemma4_unified_audio),
     "muse_spark": ("muse_spark_audio", _muse_spark_audio),
+    "dots3_note": ("dots3_note_audio_encoder", _dots3_note_audio),
 }
 
 
