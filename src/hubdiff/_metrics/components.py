@@ -255,6 +255,10 @@ _RESIDUAL_GATES = frozenset(
 )
 
 
+# a projection stored for every expert as one [experts, ...] tensor, named as the projection alone
+_FUSED_EXPERT_PROJECTIONS = frozenset({"up_proj", "down_proj", "gate_proj", "gate_up_proj"})
+
+
 _FLAT_VIT_PARTS = frozenset({"attn", "mlp", "norm1", "norm2"})
 
 
@@ -320,8 +324,8 @@ def classify(
         return "shared_experts", layer
     if "experts" in segset or "routed_experts" in segset:
         return "routed_experts", layer
-    if "feed_forward" in segset and len(shape) == 3:  # Ergo's checkpoints: fused [experts, ...] projections
-        return "routed_experts", layer
+    if "feed_forward" in segset and len(shape) == 3 and segments[-1] in _FUSED_EXPERT_PROJECTIONS:
+        return "routed_experts", layer  # Ergo's checkpoints: fused [experts, ...] projections, no "experts"
     if segset & {"input_linear", "output_linear"} and segset & _MLP and len(shape) == 3:
         return "routed_experts", layer  # JetMoE's MoE: fused [experts, ...] projections under "mlp"
     if segset & {"block_sparse_moe", "moe"} and len(shape) == 3:  # fused [experts, ...] (GraniteMoE)
