@@ -588,7 +588,7 @@ def sweep_cases(model_type: str) -> tuple[list[Case], str]:
     cases = []
     failures = []
     for variation, raw in _variants(model_type, base):
-        raw = {**raw, "model_type": model_type}
+        raw = _per_stack_rederived({**raw, "model_type": model_type})
         cfg_obj, reason = build_config(raw)
         if cfg_obj is None:  # refused once shrunk: its layer-indexed keys cut to the layers kept too
             fitted = _fitted_to_layers(raw)
@@ -653,6 +653,18 @@ def _sub_config_defaults(config_class: Any) -> dict[str, dict[str, Any]]:
             sub = sub_class(**getattr(spec, "init_kwargs", {}))
             out[key] = {**sub.to_diff_dict(), "model_type": sub.model_type}
     return out
+
+
+def _per_stack_rederived(config: dict[str, Any]) -> dict[str, Any]:
+    """A per-stack layer count that a class derives from num_hidden_layers on first construction and then
+    inflates num_hidden_layers from (HRM's num_layers_per_stack: num_hidden_layers becomes
+    num_layers_per_stack x H_cycles x (L_cycles + 1), one cache slot per run of a block), left out once the
+    shrunk num_hidden_layers is below it: the class derives both again from the shrunk count, as from a
+    config that names none, and builds that many blocks a stack."""
+    stack, n = config.get("num_layers_per_stack"), config.get("num_hidden_layers")
+    if type(stack) is int and type(n) is int and stack > n:
+        return {k: v for k, v in config.items() if k != "num_layers_per_stack"}
+    return config
 
 
 def _filled_layout(base: dict[str, Any]) -> dict[str, Any]:
@@ -1388,6 +1400,44 @@ def cache_checks(model: Any, model_type: str, metrics: Any, truth: Truth) -> lis
     return out + _cache_kv(metrics, figures)
 
 
+def whole_cache_kv(model: Any, metrics: Any, truth: Truth) -> list[str] | None:
+    """KV per token against every entry of the cache a plain two-token prefill leaves, for a model whose
+    cache holds more entries than its decoder has layers: a layer run several times, each run caching its
+    keys and values apart (HRM's H and L cycles through its two stacks, Dory's recurrent loops), which the
+    projections' rows (``_kv``: one entry a layer) cannot show. None for any other model, or when the
+    forward fails on meta (the projections' yardstick then stands). Casts the model to bfloat16 and runs it."""
+    import torch
+
+    from hubdiff._metrics.kv import KV_DTYPE_BYTES
+
+    try:
+        model.to(torch.bfloat16)
+        ids = torch.zeros((1, _CACHE_TOKENS), dtype=torch.long, device="meta")
+        with _quiet(), _meta_nonzero(), torch.no_grad():
+            out = model(input_ids=ids, use_cache=True)
+    except Exception:
+        return None
+    cache = next(
+        (getattr(out, n) for n in ("cache", "past_key_values") if getattr(out, n, None) is not None), None
+    )
+    entries = getattr(cache, "layers", None)
+    if not isinstance(entries, list) or len(entries) <= truth.layers:
+        return None
+    expected = 0
+    for entry in entries:
+        keys, values = getattr(entry, "keys", None), getattr(entry, "values", None)
+        if isinstance(keys, torch.Tensor) and isinstance(values, torch.Tensor) and keys.numel():
+            if keys.shape[-2] != _CACHE_TOKENS or values.shape[-2] != _CACHE_TOKENS:
+                return None
+            expected += (keys.numel() + values.numel()) // _CACHE_TOKENS
+    per_element = KV_DTYPE_BYTES[metrics.kv.kv_dtype]
+    groups = [g for g in metrics.kv.groups if g.name in ("full_attention", "sliding_window")]
+    got = round(sum(g.bytes_per_token for g in groups) / per_element)
+    if got == expected:
+        return []
+    return [f"KV elements per token {got:,} vs {expected:,} (every entry of transformers' cache)"]
+
+
 def _build_model(cfg_obj: Any) -> tuple[Any, list[str]]:
     """The model of the first class that builds on the meta device, or None and why each failed."""
     import torch
@@ -1430,7 +1480,30 @@ def _filled_sizes(cfg_obj: Any) -> dict[str, Any]:
             out["num_key_value_heads"] = heads
     out.update(_rope_per_layer_type(cfg_obj))
     out.update(_divisible_heads(cfg_obj))
+    out.update(_filled_indexer(cfg_obj))
     return out
+
+
+_INDEXER_SIZES = (
+    "indexer_n_heads",
+    "indexer_kv_heads",
+    "indexer_head_dim",
+    "indexer_budget",
+    "indexer_compress_ratio",
+)
+
+
+def _filled_indexer(cfg_obj: Any) -> dict[str, Any]:
+    """A QSA indexer that a class builds in every indexed layer although its defaults leave every size of
+    it None (Qwen4-Exp's indexer_*, which the class checks all set or none): one key head, as the class
+    requires, as many query heads and as wide heads as the attention's (its RoPE must fit them), and a
+    budget of one block of indexer_compress_ratio 4 tokens (which size no tensor)."""
+    heads, head_dim = getattr(cfg_obj, "num_attention_heads", None), getattr(cfg_obj, "head_dim", None)
+    if not all(hasattr(cfg_obj, k) and getattr(cfg_obj, k) is None for k in _INDEXER_SIZES):
+        return {}
+    if not (isinstance(heads, int) and isinstance(head_dim, int) and heads > 0 and head_dim > 0):
+        return {}
+    return dict(zip(_INDEXER_SIZES, (heads, 1, head_dim, 4, 4), strict=True))
 
 
 def _divisible_heads(cfg_obj: Any) -> dict[str, Any]:
@@ -1606,7 +1679,8 @@ def sweep_row(case: Case) -> Row:
                 f"config {component} {estimate.get(component, 0):,} vs {real.get(component, 0):,}"
             )
     mismatches += _census(by_config, truth)
-    mismatches += _kv(by_config, truth)
+    kv_lines = _kv(by_config, truth)
+    mismatches += kv_lines
     mismatches += _compare_figures(by_headers, truth, "headers")
     if real.get("other"):
         names = ", ".join(by_headers.params.other_names[:3])
@@ -1615,6 +1689,10 @@ def sweep_row(case: Case) -> Row:
     for check in _checks(by_headers.cfg, layers, by_headers.params, by_config.params):
         mismatches.append(f"headers check: {check}")
     mismatches += cache_checks(model, case.model_type, by_config, truth)  # casts the model: last
+    if kv_lines:  # the projections' yardstick holds one cache entry a layer; a looped model, the cache itself
+        whole = whole_cache_kv(model, by_config, truth)
+        if whole is not None:
+            mismatches = [m for m in mismatches if m not in kv_lines] + whole
     reasons = tuple(r for r in by_config.unverified if NOT_PROVEN not in r)
     return Row(
         case.model_type,

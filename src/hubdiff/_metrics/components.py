@@ -40,6 +40,7 @@ _VISION = {
     "video_tower",
     "vision_embedder",  # Gemma 4 Unified: the encoder-free patch embedding in place of a tower
     "audio_tower",  # counted with the vision side: an encoder of another modality, not run by text tokens
+    "audio_encoder",  # Dots 3's checkpoints: its audio tower and adapter
     "high_res_vision_neck",  # DeepSeek-VL hybrid: SAM's second neck, its downsampling, its mixing scalar
     "high_res_vision_proj",
     "high_res_vision_alpha",
@@ -264,8 +265,13 @@ def _is_scale(segments: list[str]) -> bool:
         return False
     if last == "scale" and "router" in segments:  # Gemma 4's router scales its input, a learned vector
         return False
-    if last == "scale" and len(segments) > 1 and (segments[-2] == "norm" or segments[-2].endswith("l2_clip")):
-        # Inkling 2's learned per-head scale before an L2 clip (q_proj.norm.scale, checkpoint q_l2_clip.scale)
+    if (
+        last == "scale"
+        and len(segments) > 1
+        and (segments[-2] in _LEARNED_SCALES or segments[-2] == "norm" or segments[-2].endswith("l2_clip"))
+    ):
+        # Ergo's norm and residual modules' scales, and Inkling 2's learned per-head scale before an L2
+        # clip (q_proj.norm.scale, checkpoint q_l2_clip.scale)
         return False
     return (
         last.endswith(_SCALE_SUFFIXES)
@@ -273,6 +279,23 @@ def _is_scale(segments: list[str]) -> bool:
         or "quant_state" in segments  # bitsandbytes 4-bit: weight.quant_state.bitsandbytes__nf4
         or bool(_NUMBERED_SCALE.search(last))
     )
+
+
+# modules whose learned vector a checkpoint names "scale" (Ergo's expert and shared-expert output norms and
+# its residual gates): parameters, not quantization scales
+_LEARNED_SCALES = frozenset(
+    {"expert_output_norm", "shared_expert_output_norm", "post_attention_residual", "post_ffn_residual"}
+)
+# Ergo's residual gates, as transformers and as its checkpoints name them, and Muse Spark's: a learned
+# per-channel mix
+_RESIDUAL_GATES = frozenset(
+    {"attention_residual_gate", "feedforward_residual_gate", "post_attention_residual", "post_ffn_residual"}
+    | {"post_attention_residual_gate", "post_feedforward_residual_gate"}  # Muse Spark's
+)
+
+
+# a projection stored for every expert as one [experts, ...] tensor, named as the projection alone
+_FUSED_EXPERT_PROJECTIONS = frozenset({"up_proj", "down_proj", "gate_proj", "gate_up_proj"})
 
 
 _FLAT_VIT_PARTS = frozenset({"attn", "mlp", "norm1", "norm2"})
@@ -317,6 +340,8 @@ def classify(
         return "embeddings", layer
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
         return "embeddings", layer
+    if segments[-1] == "z_L_init":  # HRM: the L stream's learned initial state, added to the input embeddings
+        return "embeddings", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
         len(segments) == 2
         and segments[0] in ("head", "output_projection", "decoder")  # BioGPT's head; ModernBERT-decoder's
@@ -329,6 +354,8 @@ def classify(
         return "attention", layer
     if segset & _MLP_OUTPUT_CONVS:
         return "dense_mlp", layer
+    if any(s.endswith("hyper_connection") or s == "hyper_connection_mixer" for s in segments):
+        return "hyper_connections", layer  # Qwen4-Exp's gated residuals over its streams
     is_norm_weight = len(shape) == 1 and len(segments) > 1 and "norm" in segments[-2]
     if segset & _ALTUP and not is_norm_weight:
         return "hyper_connections", layer  # Gemma 3n's AltUp: further residual streams and their mixing
@@ -343,8 +370,14 @@ def classify(
     if "experts" in segset and "self_attention" in segset and len(shape) < 3:
         # JetMoE's mixture of attention: its router routes, its output bias is attention's
         return ("routers" if "router" in segset else "attention"), layer
+    if "expert_output_norm" in segset:  # Ergo's checkpoints: each expert's output norm, with the experts
+        return "routed_experts", layer
+    if "shared_expert_output_norm" in segset:
+        return "shared_experts", layer
     if "experts" in segset or "routed_experts" in segset:
         return "routed_experts", layer
+    if "feed_forward" in segset and len(shape) == 3 and segments[-1] in _FUSED_EXPERT_PROJECTIONS:
+        return "routed_experts", layer  # Ergo's checkpoints: fused [experts, ...] projections, no "experts"
     if segset & {"input_linear", "output_linear"} and segset & _MLP and len(shape) == 3:
         return "routed_experts", layer  # JetMoE's MoE: fused [experts, ...] projections under "mlp"
     if segset & {"block_sparse_moe", "moe"} and len(shape) == 3:  # fused [experts, ...] (GraniteMoE)
@@ -389,6 +422,10 @@ def classify(
         return "norms", layer  # ZAYA's residual scaling: a learned per-channel affine, as a norm's
     if len(shape) == 1 and segments[-1] in ("input_residual", "post_attention_residual"):
         return "norms", layer  # Doge's residual weights: a learned per-channel scale, as a norm's
+    if len(shape) == 1 and segments[-1] in ("lambda_1", "lambda_2"):
+        return "norms", layer  # Dory's nGPT residual interpolation rates: per-channel, as a norm's
+    if len(shape) == 1 and len(segments) > 1 and segments[-2] in _RESIDUAL_GATES:
+        return "norms", layer  # Ergo's residual gates: a learned per-channel mix, as a norm's
     if len(segments) >= 3 and segments[-3].endswith("layernorm") and segments[-2] in ("W_down", "W_up"):
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:

@@ -180,7 +180,8 @@ def _checks(
 
     compare(  # DSA layers and DeepSeek-V4's sparse compressed ones
         "DSA indexer",
-        {x.index for x in main if x.attention in ("dsa", "compressed") and x.indexer == "own"},
+        {x.index for x in main if x.attention in ("dsa", "compressed") and x.indexer == "own"}
+        | {x.index for x in main if x.attention in ("mha", "gqa", "mqa") and x.indexer == "own"},  # QSA
         "indexer",
     )
     compare(
@@ -203,11 +204,14 @@ def _checks(
         expected = (cfg.number("kv_lora_rank", default=0) or 0) + (
             cfg.number("qk_rope_head_dim", default=0) or 0
         )
-        if real.kv_a_rows != {expected}:
+        from .estimate_facts import mla_latent_rows
+
+        rows = mla_latent_rows(cfg, main) or {expected}  # Dots 3: each layer its own latent
+        if real.kv_a_rows != rows:
             out.append(
                 Check(
                     "kv_lora_rank + qk_rope_head_dim vs rows of kv_a_proj_with_mqa",
-                    str(expected),
+                    ", ".join(str(r) for r in sorted(rows)),
                     ", ".join(str(r) for r in sorted(real.kv_a_rows)),
                 )
             )

@@ -22,7 +22,7 @@ from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts
 from .estimate_gemma import gemma_layer_extras, gemma_model_extras
 from .estimate_inkling import inkling_head_rows, inkling_layer, inkling_model_extras
 from .estimate_mixers import _attention, _zamba, mamba_shape
-from .estimate_mlp import _mlp
+from .estimate_mlp import _mlp, dense_intermediate
 from .estimate_vision import _vision, vision_kind
 from .estimate_vq import vq_tokenizer
 from .layers import LayerInfo, block_configs
@@ -101,14 +101,21 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out.append(("lm_head.dense.weight", dt, (h, h)))
         out += [("lm_head.dense.bias", dt, (h,))] if arch.prediction_head.on(cfg) else []
         out += [(f"lm_head.norm.{part}", dt, (h,)) for part in norm_parts]
+    if arch.ngpt_scales:  # Dory's learned per-token logit scale, beside the head whether tied or not
+        out.append(("lm_head.logit_scale", dt, (vocab,)))
+    if arch.gated_residual_streams:  # Qwen4-Exp's streams mixed into one before the head
+        out += _gated_residual(cfg, "model.hyper_connection_mixer.", h, dt, inject=False)
+    if arch.hrm_stacks:  # the L stream's initial state, added to the input in every cycle
+        out.append(("model.z_L_init", dt, (h,)))
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)
-    outer_head = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch).outer_head
+    outer = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")), arch)
+    outer_head = outer.outer_head
     if (not cfg.tied_embeddings or arch.never_tied) and outer_head:
         outer_vocab, outer_width = cfg.raw.get("vocab_size"), cfg.raw.get("hidden_size")
         head_rows = outer_vocab if type(outer_vocab) is int and 0 < outer_vocab <= vocab * 4 else vocab
         head_cols = outer_width if type(outer_width) is int and 0 < outer_width <= width * 4 else width
         out.append(("lm_head.weight", dt, (head_rows, head_cols)))
-    elif not cfg.tied_embeddings or arch.never_tied:
+    elif not cfg.tied_embeddings or arch.never_tied or outer.never_tied:  # Muse Spark's outer class: never
         out.append(("lm_head.weight", dt, (inkling_head_rows(cfg, arch, vocab), width)))
     if arch.head_bias.on(cfg):
         out.append(("lm_head.bias", dt, (vocab,)))
@@ -134,6 +141,9 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             continue
         attn = _attention(cfg, arch, layer, p, h, dt, block)
         mlp = _mlp(cfg, arch, layer, p, h, dt, block)
+        if arch.hrm_stacks:
+            out += _hrm_blocks(cfg, arch, attn + mlp, p, dt)
+            continue
         norms = _norms_per_layer(cfg, arch) if attn and mlp else 1 if attn or mlp else 0
         if block is not None:
             norms = int(bool(attn)) + int(bool(mlp))
@@ -152,6 +162,12 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             for n in names[: 2 if layer.mlp == "moe" else 1]:
                 out += [(f"{p}{n}.W_down.weight", dt, (rank, h)), (f"{p}{n}.W_up.weight", dt, (h, rank))]
         out += attn + mlp
+        if arch.ngpt_scales:
+            out += _ngpt_scales(cfg, layer, p, h, dt, bool(attn), bool(mlp))
+        if arch.gated_residual_streams:
+            out += _qsa_indexer(cfg, layer, p, h, dt)
+            for part in ("attn_hyper_connection.", "mlp_hyper_connection."):
+                out += _gated_residual(cfg, p + part, h, dt, inject=True)
         if arch.gemma_stack:
             out += gemma_layer_extras(cfg, p, h, dt)
         if arch.residual_scaling:  # ZAYA's, after attention and after the MLP
@@ -160,6 +176,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                     (p + where + n, dt, (h,))
                     for n in ("hidden_states_scale", "hidden_states_bias", "residual_scale", "residual_bias")
                 ]
+        # Ergo's and Muse Spark's, after attention and after the MLP
+        out += [(p + n, "F32", (h,)) for n in arch.residual_gates]
         if arch.residual_weights:  # Doge's, after attention and after the MLP
             out += [(p + n, dt, (h,)) for n in ("input_residual", "post_attention_residual")]
         if layer.mtp:
@@ -228,6 +246,66 @@ def _sublayers(
             for part in parts
         ]
     return out + _mlp(cfg, arch, layer, p, h, dt, None)
+
+
+def _hrm_blocks(
+    cfg: ArchConfig, arch: ArchitectureFacts, block: list[Triple], p: str, dt: str
+) -> list[Triple]:
+    """HRM's layer (modeling_hrm_text.py): the block at its depth in the L stack and in the H stack, alike;
+    its gate_proj is biased as q, k, v and o are (attention_bias)."""
+    gate = [s for n, _, s in block if n == p + "self_attn.gate_proj.weight"]
+    if gate and arch.qkv_bias.on(cfg):
+        block = [*block, (p + "self_attn.gate_proj.bias", dt, (gate[0][0],))]
+    return [
+        (n.replace("model.layers.", f"model.{stack}.layers.", 1), d, s)
+        for stack in ("L_module", "H_module")
+        for n, d, s in block
+    ]
+
+
+def _ngpt_scales(
+    cfg: ArchConfig, layer: LayerInfo, p: str, h: int, dt: str, attn: bool, mlp: bool
+) -> list[Triple]:
+    """Dory's nGPT scales (modeling_dory.py): sqk and s_gate in attention, suv_gate and suv_up in the MLP,
+    lambda_1 and lambda_2 in the layer."""
+    heads, _, hd, _ = layer_heads(cfg, layer)
+    out: list[Triple] = [(p + n, dt, (h,)) for n in ("lambda_1", "lambda_2")]
+    if attn:
+        out += [(p + "self_attn." + n, dt, (heads * hd,)) for n in ("sqk", "s_gate")]
+    if mlp:
+        inter = dense_intermediate(cfg)
+        out += [(p + "mlp." + n, dt, (inter,)) for n in ("suv_gate", "suv_up")]
+    return out
+
+
+def _gated_residual(cfg: ArchConfig, g: str, h: int, dt: str, *, inject: bool) -> list[Triple]:
+    """Qwen4-Exp's gated residual over hc_count streams (Qwen4ExpTextGatedResidual): an RMSNorm over them
+    all, a low-rank input mix (hc_lowrank) down and up, and, in a layer, one injection weight a stream."""
+    streams = (cfg.number("hc_count", default=4) or 4) * h
+    rank = cfg.number("hc_lowrank", default=320) or 0
+    out: list[Triple] = [
+        (g + "hc_norm.weight", dt, (streams,)),
+        (g + "input_mix_weight_down.weight", dt, (rank, streams)),
+        (g + "input_mix_weight_up.weight", dt, (streams, rank)),
+    ]
+    if inject:
+        out.append((g + "block_inject_weight.weight", dt, (cfg.number("hc_count", default=4) or 4, streams)))
+    return out
+
+
+def _qsa_indexer(cfg: ArchConfig, layer: LayerInfo, p: str, h: int, dt: str) -> list[Triple]:
+    """Qwen4-Exp's QSA indexer in an indexed layer (Qwen4ExpTextQSAIndexer): one projection to its query
+    and key heads (indexer_n_heads + indexer_kv_heads, indexer_head_dim wide) and an RMSNorm on each."""
+    if layer.indexer != "own" or layer.attention not in ("mha", "gqa", "mqa"):
+        return []
+    heads = (cfg.number("indexer_n_heads", default=0) or 0) + (cfg.number("indexer_kv_heads", default=1) or 0)
+    width = cfg.number("indexer_head_dim", default=0) or 0
+    x = p + "self_attn.indexer."
+    return [
+        (x + "index_qk_proj.weight", dt, (heads * width, h)),
+        (x + "q_layernorm.weight", dt, (width,)),
+        (x + "k_layernorm.weight", dt, (width,)),
+    ]
 
 
 def _norms_per_layer(cfg: ArchConfig, arch: ArchitectureFacts) -> int:

@@ -70,6 +70,76 @@ def _gemma4_unified_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
     return _linear("model.embed_audio.embedding_projection", text_hidden, width, False)
 
 
+def _ints(value: Any, default: tuple[int, ...]) -> tuple[int, ...]:
+    """A per-stage list of sizes as the class reads it, its default where the config's is no such list."""
+    if isinstance(value, (list, tuple)) and value and all(_int(x, -1) >= 0 for x in value):
+        return tuple(_int(x, 0) for x in value)
+    return default
+
+
+def _muse_spark_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Muse Spark's convolutional pyramid (modeling_muse_spark.py): a stage per entry of hidden_sizes, each
+    a biased linear patch embedding of patch_sizes[i] frames of the previous stage (the waveform's one
+    channel first) with an RMSNorm, then depths[i] blocks of a biased depthwise causal convolution
+    (conv_kernel_size), an RMSNorm and a biased MLP mlp_ratio x wide; a final RMSNorm, a biased projection
+    to out_hidden_size (the text width: the audio is scattered onto the text embeddings, no projector) and
+    an RMSNorm after it."""
+    widths = _ints(a.get("hidden_sizes"), (256, 512, 1024, 2048))
+    patches = _ints(a.get("patch_sizes"), (16, 6, 5, 4))
+    depths = _ints(a.get("depths"), (2, 2, 2, 2))
+    kernel, out_width = _int(a.get("conv_kernel_size"), 7), _int(a.get("out_hidden_size"), text_hidden)
+    ratio = a.get("mlp_ratio", 4.0)
+    ratio = ratio if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0 else 4.0
+    e = "model.audio_tower."
+    out: list[Triple] = []
+    for i, (width, patch, depth) in enumerate(zip(widths, patches, depths)):
+        b = f"{e}layers.{i}."
+        into = 1 if i == 0 else widths[i - 1]
+        out += _linear(b + "patch_embedder.proj", width, into * patch) + _norm(
+            b + "patch_embedder.norm", width, False
+        )
+        inner = int(width * ratio)
+        for j in range(depth):
+            c = f"{b}conv_blocks.{j}."
+            out += [(c + "conv.weight", DT, (width, 1, kernel)), (c + "conv.bias", DT, (width,))]
+            out += _norm(c + "norm", width, False)
+            out += _linear(c + "mlp.fc1", inner, width) + _linear(c + "mlp.fc2", width, inner)
+    last = widths[len(patches[: len(widths)]) - 1] if widths else 0
+    out += _norm(e + "norm", last, False) + _linear(e + "proj", out_width, last)
+    return out + _norm(e + "post_proj_norm", out_width, False)
+
+
+def _dots3_note_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Dots 3's audio tower (modeling_dots3_note.py: Dots3NoteAudioModel): three biased stride-2 3x3
+    convolutions to downsample_hidden_size channels and a linear from their flattened output, layers of
+    an attention (q, v and out biased with attention_bias, k never), a GLU MLP (one biased gate_up
+    projection, a biased down projection) and two RMSNorms, a final RMSNorm, and an adapter (a LayerNorm,
+    two biased linears into adapter_out_dim, the text width)."""
+    h, depth = _int(a.get("hidden_size"), 1280), _int(a.get("num_hidden_layers"), 32)
+    mlp, down = _int(a.get("intermediate_size"), 5120), _int(a.get("downsample_hidden_size"), 480)
+    mels = _int(a.get("feature_size"), 128)
+    bias = a.get("attention_bias", True) is not False
+    out_width = _int(a.get("adapter_out_dim"), text_hidden)
+    e = "model.audio_tower."
+    out: list[Triple] = []
+    for i, into in enumerate((1, down, down)):
+        out += [
+            (f"{e}conv_stem.convs.{i}.weight", DT, (down, into, 3, 3)),
+            (f"{e}conv_stem.convs.{i}.bias", DT, (down,)),
+        ]
+    out += _linear(e + "conv_stem.conv_out", h, down * ((mels + 7) // 8), False)
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += _linear(b + "self_attn.q_proj", h, h, bias) + _linear(b + "self_attn.k_proj", h, h, False)
+        out += _linear(b + "self_attn.v_proj", h, h, bias) + _linear(b + "self_attn.o_proj", h, h, bias)
+        out += _linear(b + "mlp.gate_up_proj", 2 * mlp, h) + _linear(b + "mlp.down_proj", h, mlp)
+        out += _norm(b + "input_layernorm", h, False) + _norm(b + "post_attention_layernorm", h, False)
+    out += _norm(e + "layer_norm", h, False)
+    width = _int(a.get("adapter_input_size"), h)
+    out += _norm(e + "adapter.norm", width) + _linear(e + "adapter.fc1", out_width, width)
+    return out + _linear(e + "adapter.fc2", out_width, out_width)
+
+
 Audio = Callable[[dict[str, Any], int], list[Triple]]
 
 # outer model_type -> (the audio config's model_type the entry was written from, its tower and projector)
@@ -77,6 +147,8 @@ AUDIO: dict[str, tuple[str, Audio]] = {
     "gemma4": ("gemma4_audio", _gemma4_audio),
     "gemma4_unified": ("gemma4_unified_audio", _gemma4_unified_audio),
     "inkling_mm_model": ("inkling_audio", inkling_audio),
+    "muse_spark": ("muse_spark_audio", _muse_spark_audio),
+    "dots3_note": ("dots3_note_audio_encoder", _dots3_note_audio),
 }
 
 

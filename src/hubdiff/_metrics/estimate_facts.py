@@ -214,6 +214,35 @@ class ArchitectureFacts:
     diffusion_decoder: bool = False
     global_k_eq_v: bool = False  # Gemma 4's attention_k_eq_v in every global layer, no key saying so
     vq_tokenizer: bool = False
+    # Ergo: each routed expert's output RMS-normed by a weight of its own (experts x hidden, kept with the
+    # experts), the shared expert's output by one more
+    expert_output_norms: bool = False
+    # a learned per-channel gate mixing attention's and the MLP's output into the residual: its two
+    # vectors' names in a layer (Ergo, Muse Spark)
+    residual_gates: tuple[str, ...] = ()
+    # Muse Spark: the MoE pools hidden_size down to moe_hidden_size (pre_expert_proj, a norm) for its
+    # experts, which run at that width and share one output norm, and back up (post_expert_proj)
+    pooled_experts: bool = False
+    # HRM: each layer the blocks at one depth of an L and an H stack (L_module / H_module), norms without
+    # weights, an output gate biased with the attention, and a learned initial state of the L stream
+    hrm_stacks: bool = False
+    # Dory (nGPT): learned scales sqk and s_gate (heads x head_dim) in attention, suv_gate and suv_up
+    # (intermediate) in the MLP, residual interpolation rates lambda_1 / lambda_2 (hidden) in every layer
+    # and a logit_scale (vocab) on the head, tied or not; its norms are L2 norms without weights
+    ngpt_scales: bool = False
+    # Qwen4-Exp: hc_count residual streams, mixed by a gated residual before attention and before the MLP
+    # (an RMSNorm over the hc_count x hidden streams, a low-rank input mix hc_lowrank wide down and up, an
+    # injection weight a stream) and by one more without injection before the head, in place of every
+    # other norm; its indexed layers select tokens by a QSA indexer (one qk projection, two norms)
+    gated_residual_streams: bool = False
+    # (list key, keys): keys of a feature only the layers a list names have, which size nothing while the
+    # list is empty (Qwen4-Exp's per-layer n-gram embeddings, in the layers ple_layer_ids names)
+    idle_unless_listed: tuple[str, tuple[str, ...]] | None = None
+    # Dots 3: MLA in every layer, its sliding ones too, each layer sized as its per_layer_config entry says
+    # (the sliding layers: fewer heads, a wider latent), an RMSNorm on the keys' rope slice
+    # (k_rope_only_layernorm); its shared experts shared_experts_intermediate_size wide each
+    mla_layer_sizes: bool = False
+    shared_width_key: str | None = None
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -244,6 +273,37 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen3_next": ArchitectureFacts(qk_norm="head", output_gate=True),
     "qwen3_5_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
     "qwen3_5_moe_text": ArchitectureFacts(qk_norm="head", output_gate=True, split_gdn_proj=True),
+    "dots3_note_text": ArchitectureFacts(
+        mlp_bias=NEVER,  # its MLPs and shared experts are unbiased whatever mlp_bias says
+        unused_keys=("mlp_bias",),
+        mla_layer_sizes=True,
+        mla_head_gate=True,
+        router_bias=True,
+        shared_width_key="shared_experts_intermediate_size",
+    ),
+    "qwen4_exp_text": ArchitectureFacts(
+        qk_norm="head",
+        output_gate=True,
+        split_gdn_proj=True,
+        norms_per_layer=0,
+        final_norm=False,
+        gated_residual_streams=True,
+        # the indexer's token budget and key pooling select tokens at run time: its cache keeps every key
+        unused_keys=("indexer_budget", "indexer_compress_ratio"),
+        idle_unless_listed=(
+            "ple_layer_ids",
+            (
+                "ple_embed_dim",
+                "ple_conv_kernel_size",
+                "ngram_size",
+                "heads_per_ngram",
+                "ngram_vocab_size_base",
+                "make_ngram_vocab_size_divisible_by",
+                "split_ngram_parts",
+                "number_of_conv_states",  # 3 with PLE layers (their convolution and n-gram context), else 1
+            ),
+        ),
+    ),
     "phi3": ArchitectureFacts(fused_qkv=True, fused_gate_up=True),
     "glm4_moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),
     "param2moe": ArchitectureFacts(router_bias=True, o_bias=NEVER),  # built by GLM-4-MoE's classes
@@ -631,6 +691,34 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # Muse Glimmer: a gate_proj on the attention output, q/k norms without weights, four centered RMS
     # norms a layer (modeling_muse_glimmer.py)
     "muse_glimmer_text": ArchitectureFacts(attention_gate_proj=True, norms_per_layer=4),
+    # Ergo (modeling_ergo.py): one qkv_proj, per-head q/k norms, four norms a layer, squared-ReLU MLPs
+    # (not gated), its leading dense layers first_dense_intermediate_size wide, a sigmoid router with a
+    # correction bias kept as a persistent buffer
+    "hrm_text": ArchitectureFacts(
+        hrm_stacks=True, attention_gate_proj=True, norms_per_layer=0, final_norm=False
+    ),
+    "dory": ArchitectureFacts(
+        ngpt_scales=True, attention_gate_proj=True, norms_per_layer=0, final_norm=False
+    ),
+    "ergo": ArchitectureFacts(
+        fused_qkv=True,
+        qk_norm="head",
+        norms_per_layer=4,
+        gated_mlp=False,
+        router_bias=True,
+        dense_width_key="first_dense_intermediate_size",
+        expert_output_norms=True,
+        residual_gates=("attention_residual_gate.weight", "feedforward_residual_gate.weight"),
+    ),
+    # Muse Spark (modeling_muse_spark.py): an output gate_proj, weightless q/k and o norms, three norms a layer
+    # with weights (the one after attention has none), a sigmoid router with its correction bias
+    "muse_spark_text": ArchitectureFacts(
+        attention_gate_proj=True,
+        norms_per_layer=3,
+        router_bias=True,
+        pooled_experts=True,
+        residual_gates=("post_attention_residual_gate.gate", "post_feedforward_residual_gate.gate"),
+    ),
 }
 
 
@@ -685,8 +773,15 @@ for _outer, _text in (
     ("cosmos3_edge", "cosmos3_edge_text"),
     ("molmo2", "molmo2_text"),
     ("muse_glimmer", "muse_glimmer_text"),
+    ("muse_spark", "muse_spark_text"),
+    ("qwen4_exp", "qwen4_exp_text"),
+    ("dots3_note", "dots3_note_text"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
+
+
+# Muse Spark's image-text class has no tied-weights keys: a head of its own whatever tie_word_embeddings says
+ARCHITECTURE_FACTS["muse_spark"] = dataclasses.replace(ARCHITECTURE_FACTS["muse_spark"], never_tied=True)
 
 
 # routers that always keep an e_score_correction_bias buffer, whatever topk_method says
@@ -846,6 +941,46 @@ def _falcon_kv_heads(cfg: ArchConfig, heads: int) -> int:
     if cfg.get("new_decoder_architecture") is True:
         return cfg.number("num_kv_heads", default=heads) or heads
     return 1 if cfg.get("multi_query") is not False else heads
+
+
+# an MLA layer's sizes a per_layer_config entry may give (Dots 3); num_key_value_heads and head_dim follow
+# the heads and nope + rope there, and size nothing of their own
+MLA_LAYER_KEYS = (
+    "num_attention_heads",
+    "num_key_value_heads",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_nope_head_dim",
+    "qk_rope_head_dim",
+    "v_head_dim",
+    "head_dim",
+)
+
+
+def mla_layer_number(cfg: ArchConfig, index: int, key: str, default: int = 0) -> int:
+    """One MLA size of a layer: its per_layer_config entry's (keyed "2" or 2) where the architecture reads
+    them (Dots 3), else the config's."""
+    table = cfg.get("per_layer_config") if facts(cfg)[0].mla_layer_sizes else None
+    if isinstance(table, dict):
+        entry = table.get(str(index), table.get(index))  # type: ignore[call-overload]
+        value = entry.get(key) if isinstance(entry, dict) else None
+        if type(value) is int and value >= 0:
+            return value
+    if key == "num_attention_heads":
+        return cfg.num_heads or default
+    return cfg.number(key, default=default) or default
+
+
+def mla_latent_rows(cfg: ArchConfig, layers: list[LayerInfo]) -> set[int]:
+    """kv_lora_rank + qk_rope_head_dim of every MLA layer (its sliding ones too) where layers have sizes
+    of their own (Dots 3); empty otherwise."""
+    if not facts(cfg)[0].mla_layer_sizes:
+        return set()
+    return {
+        mla_layer_number(cfg, x.index, "kv_lora_rank") + mla_layer_number(cfg, x.index, "qk_rope_head_dim")
+        for x in layers
+        if not x.mtp and x.attention in ("mla", "dsa", "swa")
+    }
 
 
 def mla_rope_dim(cfg: ArchConfig, layer: LayerInfo) -> int:

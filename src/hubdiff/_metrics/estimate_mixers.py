@@ -15,6 +15,7 @@ from .estimate_facts import (
     facts,
     kv_shared,
     layer_heads,
+    mla_layer_number,
     mla_rope_dim,
 )
 from .estimate_gemma import gemma_attention
@@ -32,6 +33,8 @@ def _attention(
         return [(p + "attn_linear.weight", dt, (h, h))] if block.attention == "linear" else []
     if arch.compressed_attention:
         return _compressed_attention(cfg, layer, p + "attn.", h, dt)
+    if arch.mla_layer_sizes and kind in ("mla", "dsa", "swa"):
+        return _mla_by_layer(cfg, arch, layer, a, h, dt)
     if kind in ("mla", "dsa"):
         return _mla(cfg, arch, layer, a, h, dt)
     if kind == "kda":
@@ -398,6 +401,56 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
                 (i + "index_kpool_compress_ape", dt, (pool, idim)),
                 (i + "index_kpool_compress_gate", dt, (idim, h)),
             ]
+    return out
+
+
+def _mla_by_layer(
+    cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: int, dt: str
+) -> list[Triple]:
+    """Dots 3's MLA (modeling_dots3_note.py: Dots3NoteTextAttention), in every layer with that layer's
+    sizes (per_layer_config): a q LoRA, the latent and its rope slice, kv_b_proj and o_proj, an RMSNorm on
+    the rope slice of the keys, a sigmoid gate per head (g_proj), and in a DSA layer its indexer."""
+    i = layer.index
+    heads = mla_layer_number(cfg, i, "num_attention_heads")
+    nope = mla_layer_number(cfg, i, "qk_nope_head_dim")
+    rope = mla_layer_number(cfg, i, "qk_rope_head_dim")
+    v = mla_layer_number(cfg, i, "v_head_dim", nope)
+    kv_lora = mla_layer_number(cfg, i, "kv_lora_rank")
+    q_lora = mla_layer_number(cfg, i, "q_lora_rank")
+    out: list[Triple] = []
+    if q_lora:
+        out += [
+            (a + "q_a_proj.weight", dt, (q_lora, h)),
+            (a + "q_a_layernorm.weight", dt, (q_lora,)),
+            (a + "q_b_proj.weight", dt, (heads * (nope + rope), q_lora)),
+        ]
+    else:
+        out.append((a + "q_proj.weight", dt, (heads * (nope + rope), h)))
+    out += [
+        (a + "kv_a_proj_with_mqa.weight", dt, (kv_lora + rope, h)),
+        (a + "kv_a_layernorm.weight", dt, (kv_lora,)),
+        (a + "kv_b_proj.weight", dt, (heads * (nope + v), kv_lora)),
+        (a + "o_proj.weight", dt, (h, heads * v)),
+        (a + "k_rope_only_layernorm.weight", dt, (rope,)),
+    ]
+    if arch.qkv_bias.on(cfg):  # attention_bias biases the two down-projections and o_proj
+        out += [(a + "kv_a_proj_with_mqa.bias", dt, (kv_lora + rope,))]
+        out += [(a + "q_a_proj.bias", dt, (q_lora,))] if q_lora else []
+    if arch.o_bias.on(cfg):
+        out.append((a + "o_proj.bias", dt, (h,)))
+    if arch.mla_head_gate:
+        out.append((a + "g_proj.weight", dt, (heads, h)))
+    if layer.attention == "dsa" and layer.indexer == "own":
+        ih = cfg.number("index_n_heads", default=0) or 0
+        idim = cfg.number("index_head_dim", default=0) or 0
+        x = a + "indexer."
+        out += [
+            (x + "wq_b.weight", dt, (ih * idim, q_lora or h)),
+            (x + "wk.weight", dt, (idim, h)),
+            (x + "k_norm.weight", dt, (idim,)),
+            (x + "k_norm.bias", dt, (idim,)),
+            (x + "weights_proj.weight", dt, (ih, h)),
+        ]
     return out
 
 

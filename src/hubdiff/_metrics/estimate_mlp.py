@@ -147,6 +147,8 @@ def _mlp(
     )
     latent = cfg.number("moe_latent_size")
     eh = latent or cfg.number("routed_expert_hidden_size", default=h) or h
+    if arch.pooled_experts:
+        eh = cfg.number("moe_hidden_size", default=h) or h
     # a router may also score weightless experts (LongCat-Flash's zero_expert_num identity experts)
     scored = experts + (cfg.number("zero_expert_num", default=0) or 0)
     out: list[Triple] = [(m + "gate.weight", dt, (scored, h))]
@@ -163,7 +165,12 @@ def _mlp(
         out.append((m + "gate.e_score_correction_bias", "F32", (scored,)))
     if arch.router_bias and arch.expert_bias:  # gpt-oss: a plain linear router with a bias
         out.append((m + "gate.bias", dt, (experts,)))
-    if eh != h:  # latent MoE: experts work in a narrower space entered and left by two projections
+    if (
+        arch.pooled_experts
+    ):  # Muse Spark's MuseSparkMoE: its pooling in and out, a norm each side of the experts
+        out += [(m + "pre_expert_proj.weight", dt, (eh, h)), (m + "post_expert_proj.weight", dt, (h, eh))]
+        out += [(m + "pre_expert_norm.weight", dt, (eh,)), (m + "experts.post_expert_norm.weight", dt, (eh,))]
+    elif eh != h:  # latent MoE: experts work in a narrower space entered and left by two projections
         out += [(m + "latent_down_proj.weight", dt, (eh, h)), (m + "latent_up_proj.weight", dt, (h, eh))]
     up_rows = (2 if gated else 1) * inter
     if arch.stacked_experts:  # [experts x width, hidden] matrices, one per projection
@@ -176,6 +183,8 @@ def _mlp(
         ]
     if arch.moe_post_norm:
         out.append((p + "post_mlp_layernorm.weight", dt, (h,)))
+    if arch.expert_output_norms:  # Ergo's ErgoExpertNorm: one RMSNorm weight per expert
+        out.append((m + "experts.post_expert_norm.weight", "F32", (experts, eh)))
     if arch.mixture_of_attention:  # JetMoE's MoE adds one bias to its output, whichever experts ran
         out.append((m + "bias", dt, (h,)))
     if arch.expert_bias:
@@ -195,8 +204,12 @@ def _mlp(
         or (cfg.number("intermediate_size", default=0) if cfg.number("intermediate_size_mlp") else 0)
         or inter * n_shared
     )
+    if arch.shared_width_key and cfg.number(arch.shared_width_key):  # Dots 3: each shared expert's width
+        shared_inter = (cfg.number(arch.shared_width_key) or 0) * max(n_shared, 1)
     if shared_inter:
         out += _dense(m + "shared_experts.", h, shared_inter, dt, gated, bias and arch.shared_expert_bias)
+        if arch.expert_output_norms:
+            out.append((m + "shared_experts.norm.weight", "F32", (h,)))
         if cfg.number("shared_expert_intermediate_size") and arch.shared_expert_gate:
             out.append((m + "shared_expert_gate.weight", dt, (1, h)))
     return out

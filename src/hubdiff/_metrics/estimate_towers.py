@@ -660,6 +660,34 @@ def _idefics(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return out
 
 
+def _dots3_note(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Dots 3's tower (modeling_dots3_note.py: Dots3NoteVisionModel), its dense blocks: a biased patch
+    convolution and an RMSNorm, blocks of an RMSNorm, a fused qkv and proj (biased with attention_bias)
+    with per-head q/k RMS norms, an RMSNorm and a SwiGLU MLP (biased with mlp_bias), a final RMSNorm, and
+    the merger (its checkpoints' adapter, counted with the tower): a LayerNorm over adapter_in_dim and two
+    biased linears over adapter_merge_size² merged patches into adapter_out_dim (the text width)."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    heads = _int(v.get("num_attention_heads"), 24) or 1
+    patch, channels = _int(v.get("patch_size"), 14), _int(v.get("num_channels"), 3)
+    bias, mlp_bias = v.get("attention_bias") is True, v.get("mlp_bias") is True
+    e = "model.vision_tower."
+    out: list[Triple] = [(e + "patch_embed.proj.weight", DT, (d, channels, patch, patch))]
+    out += [(e + "patch_embed.proj.bias", DT, (d,)), *_norm(e + "patch_embed.norm", d, False)]
+    for i in range(depth):
+        b = f"{e}blocks.{i}."
+        out += _norm(b + "norm1", d, False) + _norm(b + "norm2", d, False)
+        out += _linear(b + "attn.qkv", 3 * d, d, bias) + _linear(b + "attn.proj", d, d, bias)
+        out += _norm(b + "attn.q_norm", d // heads, False) + _norm(b + "attn.k_norm", d // heads, False)
+        out += _linear(b + "mlp.gate_proj", mlp, d, mlp_bias) + _linear(b + "mlp.up_proj", mlp, d, mlp_bias)
+        out += _linear(b + "mlp.down_proj", d, mlp, mlp_bias)
+    out += _norm(e + "norm", d, False)
+    width, merge = _int(v.get("adapter_in_dim"), d), _int(v.get("adapter_merge_size"), 2)
+    merged = width * merge * merge
+    out += _norm(e + "adapter.ln_q", width)
+    out += _linear(e + "adapter.mlp.0", merged, merged)
+    return out + _linear(e + "adapter.mlp.2", _int(v.get("adapter_out_dim"), text_hidden), merged)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -686,9 +714,11 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "gemma4_unified": ("gemma4_unified_vision", _gemma4_unified),
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
+    "muse_spark": ("muse_spark_vision", _muse_glimmer),  # Muse Spark's tower and adapter are Muse Glimmer's
     "idefics": ("idefics_vision", _idefics),
     "granite4_vision": ("clip_vision_model", _granite4_vision),
     "git": ("git_vision_model", _git),
+    "dots3_note": ("dots3_note_vision_encoder", _dots3_note),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
@@ -751,6 +781,9 @@ def tower_kind(cfg: ArchConfig) -> str | None:
     types = v.get("layer_types")
     if outer == "lfm3_vl" and not (isinstance(types, list) and len(types) >= v["num_hidden_layers"]):
         return None  # each layer is a convolution or attention as layer_types says
+    mlps = v.get("mlp_layer_types")
+    if outer == "dots3_note" and not (isinstance(mlps, list) and set(mlps) <= {"dense"}):
+        return None  # its MoE blocks (a pyramid of expert counts in per_layer_config) are not written out
     return outer
 
 

@@ -114,7 +114,7 @@ def kv_report(
 ) -> KVReport:
     # imported when figures are computed, not when cached ones are read
     from .estimate import facts, layer_heads
-    from .estimate_facts import mla_rope_dim
+    from .estimate_facts import mla_layer_number, mla_rope_dim
 
     if profile not in PROFILES:
         raise ValueError(f"unknown KV profile {profile!r} (known: {', '.join(PROFILES)})")
@@ -175,6 +175,12 @@ def kv_report(
         shared = sum(1 for x in by_kind.get("dsa", []) if x.indexer == "shared")
         if shared:
             assumptions.append(f"{shared} DSA layers reuse an earlier layer's indexer keys and store none")
+    # Qwen4-Exp's QSA indexer caches its keys (indexer_kv_heads of indexer_head_dim) for every token
+    qsa = [x for x in counted if x.indexer == "own" and x.attention in ("mha", "gqa", "mqa")]
+    if qsa:
+        width = cfg.number("indexer_head_dim", default=0) or 0
+        heads = cfg.number("indexer_kv_heads", default=1) or 1
+        groups.append(KVGroup("qsa_indexer_keys", len(qsa), heads * width * b, f"{heads} × {width} × {b:g}"))
     # full and sliding attention, per layer: head counts may differ by layer kind (MiMo-V2's swa_* keys)
     # or by block (NAS block_configs); keys and values may differ in width (v_head_dim)
     nas_kv = block_kv_heads(cfg)
@@ -189,11 +195,15 @@ def kv_report(
         _, kv, hd, vd = layer_heads(cfg, layer)
         if facts(cfg)[0].compressed_attention:  # DeepSeek-V4: one KV head whose keys are its values
             vd = 0
+        if facts(cfg)[0].mla_layer_sizes:  # Dots 3's sliding MLA layers cache their latent and rope slice
+            kv = 1
+            hd = mla_layer_number(cfg, layer.index, "kv_lora_rank")
+            vd = mla_layer_number(cfg, layer.index, "qk_rope_head_dim")
         if nas_kv is not None and layer.index < len(nas_kv) and nas_kv[layer.index]:
             kv = nas_kv[layer.index] or kv
         name = "sliding_window" if layer.attention == "swa" else "full_attention"
         key = (name, layer.window if name == "sliding_window" else None, kv, hd, vd)
-        shapes[key] = shapes.get(key, 0) + layer.passes  # a looped layer keeps its KV once per pass
+        shapes[key] = shapes.get(key, 0) + layer.cache_entries  # a layer run n times keeps n entries
     for (name, window, kv, hd, vd), count in sorted(
         shapes.items(), key=lambda x: (x[0][0], x[0][1] or 0, x[0][2:])
     ):
@@ -431,7 +441,7 @@ def _attention_convs(
         out.append(
             StateGroup(
                 name,
-                sum(x.passes for x in layers),  # a looped layer's state once per pass
+                sum(x.cache_entries for x in layers),  # a looped layer's state once per pass
                 (kernel - 1) * width * model_bytes,
                 model_dtype,
                 f"({kernel} - 1) × ({kv} × ({hd} + {vd}) + 2 × {h}) × {model_bytes}",

@@ -113,9 +113,10 @@ class LayerInfo:
     kv_shared: bool = False  # reuses an earlier layer's keys and values: stores none (Gemma 3n, Gemma 4)
     # short convolutions over its keys, values and sub-layer outputs (Inkling): their last inputs are state
     attention_convs: bool = False
-    # times the layer runs for each token (Inkling 2 Loop's middle layers): its parameters are stored once,
-    # but every pass keeps keys, values and state of its own
-    passes: int = 1
+    # cache entries the layer writes per token: a layer run several times, each run caching its keys,
+    # values and state apart (HRM's cycles through its two stacks, Inkling 2 Loop's passes); its
+    # parameters are stored once
+    cache_entries: int = 1
 
 
 def full_kind(cfg: ArchConfig) -> str:
@@ -373,13 +374,53 @@ def _mlp_kinds(cfg: ArchConfig, n: int, kinds: list[str]) -> list[str]:
     return out
 
 
+def hrm_stacks(cfg: ArchConfig) -> tuple[int, int] | None:
+    """HRM's two stacks (modeling_hrm_text.py), as (blocks a stack, cache entries of each depth): an L and
+    an H stack of num_layers_per_stack blocks each, the L stack run H_cycles x L_cycles times and the H stack
+    H_cycles times, every run into cache slots of its own; its num_hidden_layers counts those slots. A
+    config without num_layers_per_stack (a legacy one) gives the blocks a stack as num_hidden_layers."""
+    high, low = cfg.number("H_cycles"), cfg.number("L_cycles")
+    if high is None or low is None or high < 1 or low < 0:
+        return None
+    return cfg.number("num_layers_per_stack") or cfg.num_layers, high * (low + 1)
+
+
+def paired_blocks(cfg: ArchConfig) -> bool:
+    """Whether a looped config lists each layer as an attention block followed by an mlp block (Dory's
+    released configs, as vLLM and llama.cpp read them: layer_types alternates the two, num_hidden_layers
+    and n_*_layers count blocks; transformers' DoryConfig writes them so too): a layer is each pair."""
+    types = layer_types(cfg, cfg.num_layers)
+    if cfg.number("n_recurrent_loops") is None or not types or len(types) % 2:
+        return False
+    return all(t == "mlp" for t in types[1::2]) and "mlp" not in types[::2]
+
+
+def _recurrent_loops(cfg: ArchConfig, n: int, per_pair: int) -> tuple[range, int] | None:
+    """Dory's recurrent section (modeling_dory.py): the layers after the n_input_layers run once, run
+    n_recurrent_loops times, each loop caching its keys and values apart ("per_loop"; "last_loop" keeps
+    one entry a layer, written by the last loop). (the section's layers, entries each), counts in layers."""
+    loops, first = cfg.number("n_recurrent_loops"), cfg.number("n_input_layers")
+    if loops is None or first is None or loops < 1:
+        return None
+    last = cfg.number("n_output_layers", default=0) or 0
+    count = cfg.number("n_recurrent_layers")
+    count = (cfg.num_layers - first - last) if count is None else count
+    start, stop = first // per_pair, min(n, (first + count) // per_pair)
+    per_loop = cfg.get("recurrent_kv_cache_mode", default="per_loop") == "per_loop"
+    return range(start, stop), loops if per_loop else 1
+
+
 def layer_census(cfg: ArchConfig, sublayers: int = 1, attention_convs: bool = False) -> list[LayerInfo]:
     """The layers, MTP ones after; a layer of ``sublayers`` attention sublayers (LongCat-Flash's two)
-    is one layer, counted by num_layers. With ``attention_convs`` (Inkling) every layer is attention
-    with short convolutions: its "hybrid" layers are full attention, no Mamba beside it."""
+    is one layer, counted by num_layers; HRM's layer is the pair of blocks at one depth of its stacks.
+    With ``attention_convs`` (Inkling) every layer is attention with short convolutions: its "hybrid"
+    layers are full attention, no Mamba beside it."""
     n = cfg.num_layers
     if sublayers > 1:
         n = cfg.number("num_layers", default=n // sublayers) or 0
+    stacks = hrm_stacks(cfg)
+    if stacks is not None:
+        n = min(stacks[0], MAX_LAYERS)
     kinds, windows, parallel = _attention_kinds(cfg, n)
     indexers = _indexers(cfg, kinds)
     mlps = _mlp_kinds(cfg, n, kinds)
@@ -415,7 +456,9 @@ def layer_census(cfg: ArchConfig, sublayers: int = 1, attention_convs: bool = Fa
     if passes is not None and passes > 1:  # layers loop_layer_index_start to _end - 1 run passes times
         start = cfg.number("loop_layer_index_start", default=0) or 0
         end = cfg.number("loop_layer_index_end", default=0) or 0
-        layers = [dataclasses.replace(x, passes=passes) if start <= x.index < end else x for x in layers]
+        layers = [
+            dataclasses.replace(x, cache_entries=passes) if start <= x.index < end else x for x in layers
+        ]
     shared = cfg.number("num_kv_shared_layers", default=0) or 0
     if 0 < shared <= n:  # the last layers reuse the keys and values of an earlier layer of their type
         layers = [dataclasses.replace(x, kv_shared=x.index >= n - shared) for x in layers]
@@ -429,6 +472,29 @@ def layer_census(cfg: ArchConfig, sublayers: int = 1, attention_convs: bool = Fa
             else x
             for x in layers
         ]
+    if stacks is not None:
+        layers = [dataclasses.replace(x, cache_entries=stacks[1]) for x in layers]
+    types = layer_types(cfg, n) or []
+    if cfg.number("indexer_head_dim") is not None:  # Qwen4-Exp: a QSA token indexer in each indexed layer
+        layers = [
+            dataclasses.replace(x, indexer="own")
+            if x.index < len(types)
+            and types[x.index] == "indexed_attention"
+            and x.attention in ("mha", "gqa", "mqa")
+            else x
+            for x in layers
+        ]
+    per_pair = 2 if paired_blocks(cfg) else 1
+    if per_pair == 2:  # each layer the attention of one block and the MLP of the next
+        layers = [
+            dataclasses.replace(a, index=i, mlp=b.mlp)
+            for i, (a, b) in enumerate(zip(layers[::2], layers[1::2], strict=True))
+        ]
+        n = len(layers)
+    section = _recurrent_loops(cfg, n, per_pair)
+    if section is not None:
+        looped, entries = section
+        layers = [dataclasses.replace(x, cache_entries=entries) if x.index in looped else x for x in layers]
     full = full_kind(cfg)
     mtp_mlp = "moe" if cfg.num_experts else "dense"
     for j in range(cfg.mtp_layers):

@@ -322,10 +322,10 @@ def serving_report(metrics: Metrics, patterns: Iterable[Pattern], options: Servi
     assumptions = [RULES["mtp"]] if any(x.mtp for x in metrics.layers) else []
     if metrics.unverified:
         assumptions.append("the metrics these rest on are unverified: " + "; ".join(metrics.unverified)[:300])
-    if any(x.attention_convs or x.passes > 1 for x in main):  # Inkling's (the KV report counts them)
+    if any(x.attention_convs or x.cache_entries > 1 for x in main):  # the KV report counts them
         assumptions.append(
-            "not in these figures: the short convolutions' state beside attention and a looped layer's "
-            "further passes (no engine's layout of them is modelled)"
+            "not in these figures: the short convolutions' state beside attention and the further cache "
+            "entries of a layer run more than once a token (no engine's layout of them is modelled)"
         )
     return ServingReport(
         options,

@@ -26,6 +26,7 @@ from .config import (
 )
 from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
 from .estimate_audio import audio_modelled
+from .estimate_facts import MLA_LAYER_KEYS
 from .estimate_inkling import inkling_doubts
 from .estimate_towers import counted_parts, tower_doubts
 from .estimate_vision import OWN_PARTS
@@ -204,6 +205,8 @@ _NULL_MEANS_NONE = frozenset(
 _RESOLVED_INTO_LAYER_TYPES = frozenset(
     # Cohere2-MoE; AFMoE; Ring-2.5
     {"prefix_dense_sliding_window_pattern", "global_attn_every_n_layers", "layer_group_size"}
+    # Ergo: its layer_types and its mlp_layer_types (the leading dense layers)
+    | {"global_attention_every_n_layers", "num_dense_blocks"}
 )
 
 # Keys of an outer config that size tensors hubdiff does not write, with what they size
@@ -295,6 +298,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         understood |= set(arch.mtp_only_keys)
     if arch.idle_unless_layer and arch.idle_unless_layer[0] not in types:  # no layer has the feature
         understood |= set(arch.idle_unless_layer[1])
+    if arch.idle_unless_listed and not cfg.get(arch.idle_unless_listed[0]):  # no layer listed for it
+        understood |= {arch.idle_unless_listed[0], *arch.idle_unless_listed[1]}
     for width_key in (arch.dense_width_key, arch.swa_heads_key):  # read by every layer of its kind, of
         if width_key:  # which this config may have none
             understood.add(width_key)
@@ -307,6 +312,11 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         if value is None or key in understood or _SCALAR.search(key) or not _SHAPE_WORDS.search(key):
             continue
         if key == "per_layer_config" and not arch.gemma_stack:  # Gemma's stacks read it (gemma_layer_sizes)
+            if arch.mla_layer_sizes and isinstance(value, dict):  # Dots 3's MLA sizes are read layer by layer
+                value = {
+                    i: {k: v for k, v in e.items() if k not in MLA_LAYER_KEYS} if isinstance(e, dict) else e
+                    for i, e in value.items()
+                }
             if _sizes_of_their_own(value, flat):
                 reasons.append(f"{key} not understood: layers with sizes of their own")
             continue
