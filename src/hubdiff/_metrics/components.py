@@ -69,6 +69,7 @@ _PROJECTOR = {
     "multi_modal_projector",
     "merger",
     "deepstack_merger_list",
+    "merger_list",  # Qwen3-Omni's name for its deepstack mergers
     "connector",
     "projector",
     "mlp1",

@@ -69,12 +69,65 @@ def _gemma4_unified_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
     return _linear("model.embed_audio.embedding_projection", text_hidden, width, False)
 
 
+def _whisper_layers(e: str, a: dict[str, Any], h: int, k_bias: bool) -> list[Triple]:
+    """Whisper-style encoder layers of the Qwen Omni towers: q/v/out projections biased, k biased only
+    where the class says so, a biased GELU MLP encoder_ffn_dim wide and two biased LayerNorms."""
+    ffn, depth = _int(a.get("encoder_ffn_dim"), 5120), _int(a.get("encoder_layers"), 32)
+    out: list[Triple] = []
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += _linear(b + "self_attn.k_proj", h, h, k_bias)
+        for proj in ("v_proj", "q_proj", "out_proj"):
+            out += _linear(b + "self_attn." + proj, h, h)
+        out += _norm(b + "self_attn_layer_norm", h) + _norm(b + "final_layer_norm", h)
+        out += _linear(b + "fc1", ffn, h) + _linear(b + "fc2", h, ffn)
+    return out + _norm(e + "ln_post", h)
+
+
+def _qwen2_5_omni_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Qwen2.5-Omni's audio encoder (modeling_qwen2_5_omni.py): two biased 1-D convolutions over
+    num_mel_bins (kernel 3), Whisper layers with an unbiased k_proj, the audio BOS/EOS embedding and a
+    biased projection to output_dim; its sinusoidal positions are a buffer saved nowhere."""
+    h, mels, out_dim = (
+        _int(a.get("d_model"), 1280),
+        _int(a.get("num_mel_bins"), 128),
+        _int(a.get("output_dim"), 3584),
+    )
+    e = "audio_tower."
+    out: list[Triple] = [(e + "conv1.weight", DT, (h, mels, 3)), (e + "conv1.bias", DT, (h,))]
+    out += [(e + "conv2.weight", DT, (h, h, 3)), (e + "conv2.bias", DT, (h,))]
+    out += [(e + "audio_bos_eos_token.weight", DT, (2, out_dim))]
+    out += _whisper_layers(e, a, h, False)
+    return out + _linear(e + "proj", out_dim, h)
+
+
+def _qwen3_omni_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Qwen3-Omni's audio encoder (modeling_qwen3_omni_moe.py): three biased stride-2 3x3 convolutions
+    downsample_hidden_size wide, an unbiased conv_out from their flattened output (the mel bins halved
+    three times), Whisper layers with every projection biased, then proj1 and proj2 to output_dim."""
+    h, mels, out_dim = (
+        _int(a.get("d_model"), 1280),
+        _int(a.get("num_mel_bins"), 128),
+        _int(a.get("output_dim"), 3584),
+    )
+    c = _int(a.get("downsample_hidden_size"), 480)
+    e = "audio_tower."
+    out: list[Triple] = [(e + "conv2d1.weight", DT, (c, 1, 3, 3)), (e + "conv2d1.bias", DT, (c,))]
+    for conv in ("conv2d2", "conv2d3"):
+        out += [(e + conv + ".weight", DT, (c, c, 3, 3)), (e + conv + ".bias", DT, (c,))]
+    out += _linear(e + "conv_out", h, c * ((((mels + 1) // 2 + 1) // 2 + 1) // 2), False)
+    out += _whisper_layers(e, a, h, True)
+    return out + _linear(e + "proj1", h, h) + _linear(e + "proj2", out_dim, h)
+
+
 Audio = Callable[[dict[str, Any], int], list[Triple]]
 
 # outer model_type -> (the audio config's model_type the entry was written from, its tower and projector)
 AUDIO: dict[str, tuple[str, Audio]] = {
     "gemma4": ("gemma4_audio", _gemma4_audio),
     "gemma4_unified": ("gemma4_unified_audio", _gemma4_unified_audio),
+    "qwen2_5_omni_thinker": ("qwen2_5_omni_audio_encoder", _qwen2_5_omni_audio),
+    "qwen3_omni_moe_thinker": ("qwen3_omni_moe_audio_encoder", _qwen3_omni_audio),
 }
 
 
