@@ -129,8 +129,10 @@ _EMBED = {
     "per_layer_model_projection",
     "input_embedding",  # CPM-Ant's tokens and prompt tokens, and its segments
     "segment_embedding",
+    "word_embedding",  # XLNet's tokens, and its masked-position embedding
+    "mask_emb",
 }
-_HEAD = {"lm_head", "embed_out", "output"}
+_HEAD = {"lm_head", "embed_out", "output", "lm_loss"}  # lm_loss: XLNet's
 _ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}
 _ATTN = {
     "self_attn",
@@ -144,6 +146,7 @@ _ATTN = {
     "cross_attn",
     "conv",  # LFM2's short-convolution block, in place of attention
     "multi_head_attention",  # CTRL's
+    "rel_attn",  # XLNet's relative attention
     "position_bias",  # CPM-Ant's relative position bias, one table per head shared by every layer
 }
 _LINEAR_NAMES = {
@@ -178,6 +181,7 @@ _LINEAR_NAMES = {
 # mask), and a Mamba mixer is told by its A_log, conv1d and in_proj beside its dt_proj
 _LINEAR_WITNESSES = _LINEAR_NAMES - {"dt_proj"}
 _MLP = {"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe", "mlp_block", "mlps"}  # mlps: LongCat's
+_MLP |= {"ff"}  # XLNet's layer_1 / layer_2
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 _MLP_PROJECTIONS |= {"per_layer_input_gate", "per_layer_projection"}  # Gemma 3n / 4: a gated per-layer input

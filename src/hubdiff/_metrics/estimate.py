@@ -86,6 +86,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                 (segments * segments + buckets, cfg.num_heads or 0),
             ),
         ]
+    if arch.xlnet_attention:  # the embedding of a masked (to-be-predicted) position
+        out.append(("transformer.mask_emb", dt, (1, 1, h)))
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     # a head sized by the outer config's keys (the outer model_type's facts: its text model has its own)

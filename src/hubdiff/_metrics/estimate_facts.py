@@ -185,6 +185,9 @@ class ArchitectureFacts:
     # CPM-Ant: prompt_types x prompt_length prompt-token rows after the vocabulary, a segment embedding and
     # one relative position bias table (segment pairs and distance buckets, per head) for every layer
     cpm_embeddings: bool = False
+    # XLNet: two-stream relative attention, its q/k/v/o/r projections [hidden, heads, d_head] parameters,
+    # three per-head biases and a segment embedding a layer; a learned mask embedding for the model
+    xlnet_attention: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -555,6 +558,17 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # Muse Glimmer: a gate_proj on the attention output, q/k norms without weights, four centered RMS
     # norms a layer (modeling_muse_glimmer.py)
     "muse_glimmer_text": ArchitectureFacts(attention_gate_proj=True, norms_per_layer=4),
+    # XLNet (modeling_xlnet.py): relative attention, a biased LayerNorm after it and after a plain biased
+    # MLP d_inner wide, no final norm, a head tied to the embedding with a bias of its own; attn_type
+    # ("bi" / "uni") only masks, and untie_r is read by no module of the class
+    "xlnet": dataclasses.replace(
+        _CLASSIC,
+        xlnet_attention=True,
+        final_norm=False,
+        head_bias=ALWAYS,
+        dense_width_key="d_inner",
+        unused_keys=("attn_type", "untie_r"),
+    ),
 }
 
 
