@@ -87,6 +87,7 @@ _PROJECTOR = {
     "visual_embeddings_table",  # Ovis: the visual vocabulary's embeddings, in the text width
     "patch_merge_mlp",  # MiniMax-M3 VL's MLP over merged patches, after its projector
     "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger
+    "image_to_text_projection",  # Kosmos: latent queries cross-attending to the tower's output
     "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
 }
 # projector parts named at the top level (Mistral's consolidated checkpoints), a name that elsewhere may
@@ -131,6 +132,7 @@ _EMBED = {
     "segment_embedding",
     "word_embedding",  # XLNet's tokens, and its masked-position embedding
     "mask_emb",
+    "segment_emb",  # Kosmos-2.5's image / text segments
 }
 _HEAD = {"lm_head", "embed_out", "output", "lm_loss"}  # lm_loss: XLNet's
 _ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}

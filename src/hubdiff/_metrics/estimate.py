@@ -86,6 +86,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                 (segments * segments + buckets, cfg.num_heads or 0),
             ),
         ]
+    if arch.segment_embeddings:
+        out.append(("model.segment_emb.weight", dt, (arch.segment_embeddings, h)))
     if arch.xlnet_attention:  # the embedding of a masked (to-be-predicted) position
         out.append(("transformer.mask_emb", dt, (1, 1, h)))
     if arch.embedding_norm:

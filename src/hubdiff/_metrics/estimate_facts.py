@@ -188,6 +188,10 @@ class ArchitectureFacts:
     # XLNet: two-stream relative attention, its q/k/v/o/r projections [hidden, heads, d_head] parameters,
     # three per-head biases and a segment embedding a layer; a learned mask embedding for the model
     xlnet_attention: bool = False
+    ffn_sub_norm: bool = (
+        False  # a norm inside the MLP, intermediate wide, before its down projection (Kosmos)
+    )
+    segment_embeddings: int = 0  # rows of a segment embedding added to every position (Kosmos-2.5's two)
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -561,6 +565,25 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # XLNet (modeling_xlnet.py): relative attention, a biased LayerNorm after it and after a plain biased
     # MLP d_inner wide, no final norm, a head tied to the embedding with a bias of its own; attn_type
     # ("bi" / "uni") only masks, and untie_r is read by no module of the class
+    # Kosmos-2 (modeling_kosmos2.py): biased q/k/v/out_proj with a LayerNorm on the attention output
+    # (inner_attn_ln), a plain biased MLP ffn_dim wide with a LayerNorm before fc2, biased LayerNorms,
+    # sinusoidal positions saved nowhere; add_cross_attention would give every layer an encoder_attn
+    "kosmos_2_text_model": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        sub_norms=True,
+        builds_only=(("add_cross_attention", False),),
+    ),
+    # Kosmos-2.5: Kosmos-2's text model without the attention's inner LayerNorm, with a segment embedding
+    "kosmos_2_5_text_model": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        ffn_sub_norm=True,
+        segment_embeddings=2,
+        builds_only=(("add_cross_attention", False),),
+    ),
     "xlnet": dataclasses.replace(
         _CLASSIC,
         xlnet_attention=True,
@@ -607,6 +630,8 @@ for _outer, _text in (
     ("cosmos3_edge", "cosmos3_edge_text"),
     ("molmo2", "molmo2_text"),
     ("muse_glimmer", "muse_glimmer_text"),
+    ("kosmos-2", "kosmos_2_text_model"),
+    ("kosmos-2.5", "kosmos_2_5_text_model"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

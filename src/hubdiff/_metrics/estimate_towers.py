@@ -596,6 +596,48 @@ def _idefics(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return out
 
 
+def _kosmos_projection(cfg: ArchConfig, width: int, text_hidden: int, queries: int) -> list[Triple]:
+    """Kosmos' image-to-text projection: the tower's output through a biased dense layer into the text
+    width, then latent_query_num learned queries attending (biased q/k/v/out_proj, no inner norm) over it
+    and themselves."""
+    p = "image_to_text_projection."
+    out: list[Triple] = [
+        (p + "latent_query", DT, (_int(cfg.raw.get("latent_query_num"), queries), text_hidden))
+    ]
+    out += _linear(p + "dense", text_hidden, width)
+    for proj in ("k_proj", "v_proj", "q_proj", "out_proj"):
+        out += _linear(p + "x_attn." + proj, text_hidden, text_hidden)
+    return out
+
+
+def _kosmos2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Kosmos-2: a CLIP tower (patch 14 by its class's default) and its image-to-text projection."""
+    out = _clip({**v, "patch_size": _int(v.get("patch_size"), 14)}, "vision_model.model.")
+    return out + _kosmos_projection(cfg, v["hidden_size"], text_hidden, 64)
+
+
+def _kosmos2_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Kosmos-2.5: Pix2Struct's encoder (a biased linear projection of flattened patches
+    patch_embed_hidden_size wide, row and column embeddings max_num_patches long, T5-style blocks with
+    unbiased query/key/value/output heads x head_dim wide, a gated MLP and two weight-only norms, a final
+    norm) and the image-to-text projection."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    inner = _int(v.get("num_attention_heads"), 24) * _int(v.get("head_dim"), 64)
+    patches = _int(v.get("max_num_patches"), 4096)
+    e = "vision_model."
+    out = _linear(e + "embeddings.patch_projection", d, _int(v.get("patch_embed_hidden_size"), 768))
+    out += [(e + f"embeddings.{n}.weight", DT, (patches, d)) for n in ("row_embedder", "column_embedder")]
+    for i in range(depth):
+        b = f"{e}encoder.layer.{i}."
+        out += [(b + f"attention.{n}.weight", DT, (inner, d)) for n in ("query", "key", "value")]
+        out += _linear(b + "attention.output", d, inner, False)
+        out += _linear(b + "mlp.wi_0", mlp, d, False) + _linear(b + "mlp.wi_1", mlp, d, False)
+        out += _linear(b + "mlp.wo", d, mlp, False)
+        out += _norm(b + "pre_mlp_layer_norm", d, False) + _norm(b + "pre_attention_layer_norm", d, False)
+    out += _norm(e + "layernorm", d, False)
+    return out + _kosmos_projection(cfg, d, text_hidden, 2048)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -621,6 +663,8 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
     "idefics": ("idefics_vision", _idefics),
+    "kosmos-2": ("kosmos_2_vision_model", _kosmos2),
+    "kosmos-2.5": ("kosmos_2_5_vision_model", _kosmos2_5),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)

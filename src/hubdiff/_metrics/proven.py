@@ -22,17 +22,17 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     granitemoeshared helium hunyuan_v1_dense hunyuan_v1_moe hunyuan_vl hy_v3 hy_v4 hy_v4_vl
     hyperclovax hyperclovax_vision_v2 idefics idefics2 idefics3 instructblip instructblipvideo
     internlm3 internvl iquestcoder jais2 jamba jetmoe kimi_k25 kimi_linear kolibri1 kolibri1_1
-    laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3 lfm3_vl lighton_ocr llama llama4 llama4_text llava
-    llava_next llava_next_video llava_onevision llava_onevision1_5 longcat_flash mamba mamba2 mellum
-    mimo_v2_flash minicpm3 minicpm5_moe minicpm_ocr minicpmv4_6 minicpmv4_7 minimax minimax_m2
-    minimax_m3_vl minimax_m3_vl_text ministral ministral3 mistral mistral3 mistral4 mistral_large4
-    mixtral mllama molmo2 mpt muse_glimmer nanochat nemotron nemotron_h nemotron_h_omni olmo olmo2
-    olmo3 olmo_hybrid olmoe openai-gpt opt ovis2 ovis2_5 paddleocr_vl paligemma param2moe persimmon
-    phi phi3 phimoe pp_chart2table qianfan_ocr qwen2 qwen2_5_omni_thinker qwen2_5_vl qwen2_moe
-    qwen2_vl qwen3 qwen3_5 qwen3_5_moe qwen3_5_moe_text qwen3_5_text qwen3_moe qwen3_next
-    qwen3_omni_moe_thinker qwen3_vl qwen3_vl_moe recurrent_gemma rwkv sarvam_mla sarvam_moe seed_oss
-    shieldgemma2 smollm3 smolvlm solar_open stablelm starcoder2 step3p7 vaultgemma video_llama_3
-    video_llava vipllava xglm xlnet youtu zamba zamba2
+    kosmos-2 kosmos-2.5 laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3 lfm3_vl lighton_ocr llama llama4
+    llama4_text llava llava_next llava_next_video llava_onevision llava_onevision1_5 longcat_flash
+    mamba mamba2 mellum mimo_v2_flash minicpm3 minicpm5_moe minicpm_ocr minicpmv4_6 minicpmv4_7
+    minimax minimax_m2 minimax_m3_vl minimax_m3_vl_text ministral ministral3 mistral mistral3
+    mistral4 mistral_large4 mixtral mllama molmo2 mpt muse_glimmer nanochat nemotron nemotron_h
+    nemotron_h_omni olmo olmo2 olmo3 olmo_hybrid olmoe openai-gpt opt ovis2 ovis2_5 paddleocr_vl
+    paligemma param2moe persimmon phi phi3 phimoe pp_chart2table qianfan_ocr qwen2
+    qwen2_5_omni_thinker qwen2_5_vl qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe qwen3_5_moe_text
+    qwen3_5_text qwen3_moe qwen3_next qwen3_omni_moe_thinker qwen3_vl qwen3_vl_moe recurrent_gemma
+    rwkv sarvam_mla sarvam_moe seed_oss shieldgemma2 smollm3 smolvlm solar_open stablelm starcoder2
+    step3p7 vaultgemma video_llama_3 video_llava vipllava xglm xlnet youtu zamba zamba2
     """.split()  # noqa: SIM905
 )
 SWEPT_TYPES: frozenset[str] = frozenset(
