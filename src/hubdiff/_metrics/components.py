@@ -149,6 +149,7 @@ _ATTN = {
     "conv",  # LFM2's short-convolution block, in place of attention
     "multi_head_attention",  # CTRL's
     "rel_attn",  # XLNet's relative attention
+    "crossattention",  # BERT-style decoders' (BLIP's text decoder)
     "position_bias",  # CPM-Ant's relative position bias, one table per head shared by every layer
 }
 _LINEAR_NAMES = {
@@ -280,6 +281,8 @@ def classify(
         return "embeddings", layer
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
         return "embeddings", layer
+    if "cls" in segset and "predictions" in segset:  # BERT's prediction head: transform, decoder, bias
+        return "output_head", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
         len(segments) == 2 and segments[0] in ("head", "output_projection")  # BioGPT's head
     ):
@@ -337,7 +340,9 @@ def classify(
     ):
         return "linear_attention", layer
     words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
-    if len(shape) == 1 and any(("norm" in s or s.startswith("ln") or s.endswith("_ln")) for s in words[-2:]):
+    if len(shape) == 1 and any(
+        ("norm" in s or s.startswith("ln") or s.endswith("_ln") or s == "LayerNorm") for s in words[-2:]
+    ):
         return "norms", layer
     if len(shape) == 1 and any(
         s.endswith("residual_scale") or s.startswith("input_hidden_states_") for s in segments[-2:]
@@ -349,6 +354,8 @@ def classify(
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
     if in_attn:
         return "attention", layer
+    if layer is not None and segments[-3:-1] in (["intermediate", "dense"], ["output", "dense"]):
+        return "dense_mlp", layer  # BERT's feed-forward, outside any "mlp" block
     if segset & (_MLP | _MLP_PROJECTIONS) or last in ("w1", "w2", "w3", "c_fc", "c_proj", "alpha_dense"):
         return "dense_mlp", layer
     if len(shape) == 1 and any("norm" in s for s in segments):

@@ -21,7 +21,7 @@ from .estimate_audio import audio
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
 from .estimate_gemma import gemma_layer_extras, gemma_model_extras
 from .estimate_mixers import _attention, _zamba, mamba_shape
-from .estimate_mlp import _mlp
+from .estimate_mlp import _mlp, dense_intermediate
 from .estimate_vision import _vision, vision_kind
 from .layers import LayerInfo, block_configs
 
@@ -48,6 +48,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     h = cfg.hidden_size or 0
     vocab = cfg.vocab_size or 0
     arch, _ = facts(cfg)
+    if arch.bert_decoder:
+        return _bert_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
     for switch in (arch.qkv_bias, arch.o_bias, arch.mlp_bias, arch.head_bias):
         switch.on(
             cfg
@@ -175,6 +177,50 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         )
     out += _vision(cfg, h)
     out += audio(cfg, h)
+    return out
+
+
+def _bert_decoder(cfg: ArchConfig, depth: int, h: int, vocab: int, dt: str) -> list[Triple]:
+    """BLIP's text decoder (modeling_blip_text.py): BERT's word and position embeddings with a LayerNorm;
+    layers of biased query/key/value and an output dense layer with its LayerNorm, the same again as
+    cross-attention whose keys and values come from encoder_hidden_size (when is_decoder, as the class
+    builds it), a biased intermediate and output dense layer with a LayerNorm; no final norm. The head
+    transforms (dense, LayerNorm), then projects with the embedding (or its own weight, untied) and a
+    bias of its own, which the untied decoder keeps apart."""
+    inter = dense_intermediate(cfg)
+    encoder = cfg.number("encoder_hidden_size", default=h) or h
+    t = "text_decoder."
+    e = t + "bert.embeddings."
+    out: list[Triple] = [
+        (e + "word_embeddings.weight", dt, (vocab, h)),
+        (e + "position_embeddings.weight", dt, (cfg.max_context or 0, h)),
+    ]
+    out += [(e + f"LayerNorm.{p}", dt, (h,)) for p in ("weight", "bias")]
+
+    def dense(name: str, rows: int, cols: int) -> list[Triple]:
+        return [(name + ".weight", dt, (rows, cols)), (name + ".bias", dt, (rows,))]
+
+    parts = (
+        ("attention", "crossattention")
+        if cfg.get("is_decoder", default=True) is not False
+        else ("attention",)
+    )
+    for i in range(depth):
+        b = f"{t}bert.encoder.layer.{i}."
+        for part in parts:
+            width = encoder if part == "crossattention" else h
+            out += dense(b + part + ".self.query", h, h)
+            out += dense(b + part + ".self.key", h, width) + dense(b + part + ".self.value", h, width)
+            out += dense(b + part + ".output.dense", h, h)
+            out += [(b + part + f".output.LayerNorm.{p}", dt, (h,)) for p in ("weight", "bias")]
+        out += dense(b + "intermediate.dense", inter, h) + dense(b + "output.dense", h, inter)
+        out += [(b + f"output.LayerNorm.{p}", dt, (h,)) for p in ("weight", "bias")]
+    c = t + "cls.predictions."
+    out += dense(c + "transform.dense", h, h)
+    out += [(c + f"transform.LayerNorm.{p}", dt, (h,)) for p in ("weight", "bias")]
+    out.append((c + "bias", dt, (vocab,)))
+    if not cfg.tied_embeddings:
+        out += dense(c + "decoder", vocab, h)
     return out
 
 

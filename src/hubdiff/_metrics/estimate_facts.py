@@ -191,6 +191,9 @@ class ArchitectureFacts:
     ffn_sub_norm: bool = (
         False  # a norm inside the MLP, intermediate wide, before its down projection (Kosmos)
     )
+    # BLIP's text decoder: BERT's layers (self-attention, cross-attention into the image when is_decoder,
+    # intermediate / output dense layers, post-LayerNorms) and its prediction head, written as the class names them
+    bert_decoder: bool = False
     segment_embeddings: int = 0  # rows of a segment embedding added to every position (Kosmos-2.5's two)
 
 
@@ -584,6 +587,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         segment_embeddings=2,
         builds_only=(("add_cross_attention", False),),
     ),
+    # BLIP's text decoder (modeling_blip_text.py); projection_dim is the retrieval model's, read by no
+    # module of the captioning class
+    "blip_text_model": ArchitectureFacts(bert_decoder=True, unused_keys=("projection_dim",)),
     "xlnet": dataclasses.replace(
         _CLASSIC,
         xlnet_attention=True,
@@ -631,6 +637,7 @@ for _outer, _text in (
     ("molmo2", "molmo2_text"),
     ("muse_glimmer", "muse_glimmer_text"),
     ("kosmos-2", "kosmos_2_text_model"),
+    ("blip", "blip_text_model"),
     ("kosmos-2.5", "kosmos_2_5_text_model"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]

@@ -638,6 +638,27 @@ def _kosmos2_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return out + _kosmos_projection(cfg, d, text_hidden, 2048)
 
 
+def _blip(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """BLIP's ViT (modeling_blip.py): a class token and a position table as parameters, a biased patch
+    convolution, blocks with one fused biased qkv and a biased projection, a final LayerNorm. Its text
+    decoder cross-attends to it in every layer, written with the decoder: there is no projector."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    patch, channels = _int(v.get("patch_size"), 16), _int(v.get("num_channels"), 3)
+    e = "vision_model."
+    out: list[Triple] = [(e + "embeddings.class_embedding", DT, (1, 1, d))]
+    out += [
+        (e + "embeddings.position_embedding", DT, (1, (_int(v.get("image_size"), 384) // patch) ** 2 + 1, d))
+    ]
+    out += _linear(e + "embeddings.patch_embedding", d, channels * patch * patch)
+    out[-2] = (e + "embeddings.patch_embedding.weight", DT, (d, channels, patch, patch))
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        out += _linear(b + "self_attn.qkv", 3 * d, d) + _linear(b + "self_attn.projection", d, d)
+        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+        out += _norm(b + "layer_norm1", d) + _norm(b + "layer_norm2", d)
+    return out + _norm(e + "post_layernorm", d)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -664,6 +685,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
     "idefics": ("idefics_vision", _idefics),
     "kosmos-2": ("kosmos_2_vision_model", _kosmos2),
+    "blip": ("blip_vision_model", _blip),
     "kosmos-2.5": ("kosmos_2_5_vision_model", _kosmos2_5),
 }
 
