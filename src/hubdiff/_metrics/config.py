@@ -191,19 +191,10 @@ def _export(config: Any) -> dict[str, Any]:
             continue
         if isinstance(value, (int, str, list)) and not isinstance(value, bool):
             out.setdefault(name, _plain(value))
-    aliases: dict[str, str] = {}
     for alias, canonical in (getattr(config, "attribute_map", None) or {}).items():
         if canonical in out and alias not in out:
             out[alias] = out[canonical]
-        if isinstance(alias, str) and isinstance(canonical, str):
-            aliases[alias] = canonical
-    if aliases:  # which config keys a read alias stands for (Kosmos' embed_dim read as hidden_size)
-        out[ATTRIBUTE_MAP] = aliases
     return out
-
-
-# the key of an exported config holding its class's attribute_map (alias -> the config key it reads)
-ATTRIBUTE_MAP = "_attribute_map"
 
 
 LAYER_COUNT_KEYS = LAYER_KEYS + MTP_LAYER_KEYS

@@ -194,6 +194,9 @@ class ArchitectureFacts:
     # BLIP's text decoder: BERT's layers (self-attention, cross-attention into the image when is_decoder,
     # intermediate / output dense layers, post-LayerNorms) and its prediction head, written as the class names them
     bert_decoder: bool = False
+    # keys the configuration class reads under the names hubdiff reads (its attribute_map: Kosmos' embed_dim
+    # as hidden_size): understood when the config was read through that class
+    aliased_keys: tuple[str, ...] = ()
     segment_embeddings: int = 0  # rows of a segment embedding added to every position (Kosmos-2.5's two)
 
 
@@ -213,6 +216,10 @@ _HEAD_NORM = ArchitectureFacts(qk_norm="head")
 
 
 _FULL_NORM = ArchitectureFacts(qk_norm="full")
+
+
+# Kosmos' text configs name the width, depth and heads as their classes' attribute_map reads them
+_KOSMOS_ALIASES = ("embed_dim", "layers", "attention_heads")
 
 
 ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
@@ -577,6 +584,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         o_bias=ALWAYS,
         sub_norms=True,
         builds_only=(("add_cross_attention", False),),
+        aliased_keys=_KOSMOS_ALIASES,
     ),
     # Kosmos-2.5: Kosmos-2's text model without the attention's inner LayerNorm, with a segment embedding
     "kosmos_2_5_text_model": dataclasses.replace(
@@ -586,6 +594,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         ffn_sub_norm=True,
         segment_embeddings=2,
         builds_only=(("add_cross_attention", False),),
+        aliased_keys=_KOSMOS_ALIASES,
     ),
     # BLIP's text decoder (modeling_blip_text.py); projection_dim is the retrieval model's, read by no
     # module of the captioning class

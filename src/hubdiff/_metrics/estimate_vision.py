@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from .config import ArchConfig
@@ -1139,6 +1140,104 @@ def _molmo2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out
 
 
+def _emu3_vq(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Emu3's VQ-VAE (modeling_emu3.py), the image tokenizer its checkpoints carry: an encoder (a
+    convolution in, num_res_blocks ResNet blocks a level of channel_multiplier, attention with its
+    GroupNorm on the levels in attn_resolutions, downsampling convolutions, a middle block, a norm and a
+    convolution out to latent_channels, log2(temporal_downsample_factor) temporal 3-D convolutions and
+    num_res_blocks temporal ResNet blocks with BatchNorms and their running statistics), the codebook,
+    the 3-D quant convolutions, and a decoder mirroring it whose norms are spatial (a GroupNorm and two
+    1x1 convolutions from the quantized embed_dim). Sizes not in vq_config are its class's defaults."""
+    q = cfg.raw.get("vq_config")
+    q = q if isinstance(q, dict) else {}
+
+    def size(key: str, default: int) -> int:
+        value = q.get(key)
+        return value if type(value) is int and 0 < value <= 1 << 20 else default
+
+    mults = q.get("channel_multiplier")
+    mults = [m for m in mults if type(m) is int] if isinstance(mults, (list, tuple)) else [1, 2, 2, 4]
+    attn_levels = q.get("attn_resolutions")
+    attn_levels = set(attn_levels) if isinstance(attn_levels, (list, tuple)) else {3}
+    base, blocks, d = size("base_channels", 256), size("num_res_blocks", 2), size("hidden_size", 1024)
+    latent, embed = size("latent_channels", 4), size("embed_dim", 4)
+    latent_out = 2 * latent if q.get("double_latent") is True else latent
+    temporal = int(math.log2(size("temporal_downsample_factor", 4)))
+    e = "vqmodel."
+
+    def conv(name: str, cout: int, cin: int, *kernel: int) -> list[Triple]:
+        return [(name + ".weight", dt, (cout, cin, *kernel)), (name + ".bias", dt, (cout,))]
+
+    def norm(name: str, c: int, quant: bool) -> list[Triple]:
+        out = [(name + ".weight", dt, (c,)), (name + ".bias", dt, (c,))]
+        if not quant:
+            return out
+        out = [(name + ".norm_layer.weight", dt, (c,)), (name + ".norm_layer.bias", dt, (c,))]
+        return out + conv(name + ".conv_y", c, embed, 1, 1) + conv(name + ".conv_b", c, embed, 1, 1)
+
+    def resnet(name: str, cin: int, cout: int, quant: bool) -> list[Triple]:
+        out = norm(name + ".norm1", cin, quant) + norm(name + ".norm2", cout, quant)
+        out += conv(name + ".conv1", cout, cin, 3, 3) + conv(name + ".conv2", cout, cout, 3, 3)
+        return out + (conv(name + ".nin_shortcut", cout, cin, 1, 1) if cin != cout else [])
+
+    def attention(name: str) -> list[Triple]:
+        return [t for p in ("q_proj", "k_proj", "v_proj", "out_proj") for t in conv(f"{name}.{p}", d, d)]
+
+    def middle(name: str, c: int, quant: bool) -> list[Triple]:
+        out = resnet(name + ".block_1", c, c, quant) + attention(name + ".attn_1")
+        return out + norm(name + ".attn_norm", c, quant) + resnet(name + ".block_2", c, c, quant)
+
+    def temporal_resnet(name: str, c: int) -> list[Triple]:
+        out: list[Triple] = []
+        for n in ("norm1", "norm2"):
+            out += [(f"{name}.{n}.{p}", dt, (c,)) for p in ("weight", "bias", "running_mean", "running_var")]
+            out.append((f"{name}.{n}.num_batches_tracked", dt, ()))
+        return out + conv(name + ".conv1.conv", c, c, 3, 3, 3) + conv(name + ".conv2.conv", c, c, 3, 3, 3)
+
+    top = base * (mults[-1] if mults else 1)
+    x = e + "encoder."
+    out = conv(x + "conv_in", base, size("in_channels", 3), 3, 3)
+    for level, mult in enumerate(mults):
+        c_in, c_out = base * ([1, *mults][level]), base * mult
+        for i in range(blocks):
+            out += resnet(f"{x}down_block.down.{level}.block.{i}", c_in if i == 0 else c_out, c_out, False)
+            if level in attn_levels:
+                out += attention(f"{x}down_block.down.{level}.attn.{i}")
+                out += norm(f"{x}down_block.down.{level}.attn_norms.{i}", c_out, False)
+        if level != len(mults) - 1:
+            out += conv(f"{x}down_block.down.{level}.downsample.conv", c_out, c_out, 3, 3)
+    out += middle(x + "middle_block", top, False) + norm(x + "norm_out", top, False)
+    out += conv(x + "conv_out", latent_out, top, 3, 3)
+    out += [
+        t
+        for i in range(temporal)
+        for t in conv(f"{x}time_conv.{i}.conv.conv", latent_out, latent_out, 4, 3, 3)
+    ]
+    out += [t for i in range(blocks) for t in temporal_resnet(f"{x}time_res_stack.{i}", latent_out)]
+    out += [(e + "quantize.embedding.weight", dt, (size("codebook_size", 32768), embed))]
+    out += conv(e + "quant_conv.conv", embed, latent, 3, 1, 1) + conv(
+        e + "post_quant_conv.conv", latent, embed, 3, 1, 1
+    )
+    y = e + "decoder."
+    out += [t for i in range(blocks) for t in temporal_resnet(f"{y}time_res_stack.{i}", latent)]
+    out += [t for i in range(temporal) for t in conv(f"{y}time_conv.{i}.conv.conv", latent, latent, 3, 3, 3)]
+    out += conv(y + "conv_in", top, latent, 3, 3) + middle(y + "middle_block", top, True)
+    c_in = top
+    for level in reversed(range(len(mults))):
+        c_out = base * mults[level]
+        for i in range(blocks + 1):
+            out += resnet(f"{y}up_block.up.{level}.block.{i}", c_in, c_out, True)
+            c_in = c_out
+            if level in attn_levels:
+                out += attention(f"{y}up_block.up.{level}.attn.{i}")
+                out += norm(f"{y}up_block.up.{level}.attn_norms.{i}", c_out, True)
+        if level != 0:
+            out += conv(f"{y}up_block.up.{level}.upsample.conv", c_out, c_out, 3, 3)
+    bottom = base * (mults[0] if mults else 1)
+    out += norm(y + "norm_out", bottom, True)
+    return out + conv(y + "conv_out", size("out_channels", 3), bottom, 3, 3)
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -1159,6 +1258,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "instructblipvideo": _blip2,
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
+    "emu3": _emu3_vq,
 }
 
 
@@ -1169,4 +1269,5 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "instructblipvideo": frozenset({"qformer_config"}),
     "deepseek_vl_hybrid": frozenset({"high_res_vision_config"}),
     "molmo2": frozenset({"adapter_config"}),
+    "emu3": frozenset({"vq_config"}),
 }

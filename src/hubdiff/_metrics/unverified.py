@@ -17,7 +17,6 @@ import re
 from typing import Any
 
 from .config import (
-    ATTRIBUTE_MAP,
     BLOCK_PARTS,
     TEXT_CONFIG_KEYS,
     VISION_CONFIG_KEYS,
@@ -285,10 +284,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
     if cfg.via_transformers:  # the class has written these into the layer_types read
         understood |= _RESOLVED_INTO_LAYER_TYPES
-        # a key the class reads under an alias hubdiff read (Kosmos' embed_dim as hidden_size)
-        aliases = cfg.text.get(ATTRIBUTE_MAP)
-        if isinstance(aliases, dict):
-            understood |= {str(key) for alias, key in aliases.items() if alias in cfg.read_keys}
+        understood |= set(arch.aliased_keys)  # read through the class's attribute_map
     if arch.idle_unless_layer and arch.idle_unless_layer[0] not in types:  # no layer has the feature
         understood |= set(arch.idle_unless_layer[1])
     for width_key in (arch.dense_width_key, arch.swa_heads_key):  # read by every layer of its kind, of
