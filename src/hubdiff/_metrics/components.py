@@ -63,6 +63,8 @@ _VISION = {
     "vision_backbone",  # Molmo's own names: image_vit, image_pooling_2d, image_projector
     "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
     "vqmodel",  # Emu3's VQ-VAE image tokenizer
+    "vision_tokenizer",  # Apertus 1.5's VQGAN encoder and WavTokenizer encoder, whose codes are text tokens
+    "audio_tokenizer",
     "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
 }
 _PROJECTOR = {

@@ -120,6 +120,54 @@ def _qwen3_omni_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
     return out + _linear(e + "proj1", h, h) + _linear(e + "proj2", out_dim, h)
 
 
+def _wavtokenizer(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Apertus 1.5's audio tokenizer, WavTokenizer's encoder (modeling_wavtokenizer.py): SEANet's
+    convolutions (num_filters from audio_channels, then per reversed upsampling ratio
+    num_residual_layers residual blocks of a residual_kernel_size and a 1x1 convolution through
+    dim / compress, a 1x1 shortcut with use_conv_shortcut, and a strided convolution doubling the width),
+    an LSTM of num_lstm_layers, a last convolution to hidden_size, every convolution weight-normed (a
+    gain and a direction) or group-normed as norm_type says; and the codebook's buffers (inited,
+    cluster sizes, embeddings and their running average). Its codes are text tokens: no projector."""
+    filters, channels = _int(a.get("num_filters"), 32), _int(a.get("audio_channels"), 1)
+    ratios = a.get("upsampling_ratios")
+    ratios = [r for r in ratios if type(r) is int] if isinstance(ratios, (list, tuple)) else [8, 5, 4, 2]
+    residual, compress = _int(a.get("num_residual_layers"), 1), _int(a.get("compress"), 2) or 1
+    shortcut = a.get("use_conv_shortcut", True) is not False
+    weight_norm = a.get("norm_type", "weight_norm") == "weight_norm"
+    codebook, dim = _int(a.get("codebook_size"), 4096), _int(a.get("codebook_dim"), 512)
+    e = "model.audio_tokenizer."
+
+    def conv(name: str, cout: int, cin: int, k: int) -> list[Triple]:
+        out: list[Triple] = [(name + ".conv.bias", DT, (cout,))]
+        if weight_norm:
+            w = name + ".conv.parametrizations.weight."
+            return [*out, (w + "original0", DT, (cout, 1, 1)), (w + "original1", DT, (cout, cin, k))]
+        out += [(name + ".conv.weight", DT, (cout, cin, k))]
+        return [*out, (name + ".norm.weight", DT, (cout,)), (name + ".norm.bias", DT, (cout,))]
+
+    x = e + "encoder.layers."
+    out = conv(x + "0", filters, channels, _int(a.get("kernel_size"), 7))
+    index, width = 1, filters
+    for ratio in reversed(ratios):
+        for _ in range(residual):
+            out += conv(
+                f"{x}{index}.block.1", width // compress, width, _int(a.get("residual_kernel_size"), 3)
+            )
+            out += conv(f"{x}{index}.block.3", width, width // compress, 1)
+            out += conv(f"{x}{index}.shortcut", width, width, 1) if shortcut else []
+            index += 1
+        out += conv(f"{x}{index + 1}", 2 * width, width, 2 * ratio)
+        index, width = index + 2, 2 * width
+    for layer in range(_int(a.get("num_lstm_layers"), 2)):
+        lstm = f"{x}{index}.lstm."
+        out += [(lstm + f"weight_{g}_l{layer}", DT, (4 * width, width)) for g in ("ih", "hh")]
+        out += [(lstm + f"bias_{g}_l{layer}", DT, (4 * width,)) for g in ("ih", "hh")]
+    out += conv(f"{x}{index + 2}", _int(a.get("hidden_size"), 512), width, _int(a.get("last_kernel_size"), 7))
+    q = e + "quantizer.codebook."
+    out += [(q + "inited", DT, (1,)), (q + "cluster_size", DT, (codebook,))]
+    return [*out, (q + "embed", DT, (codebook, dim)), (q + "embed_avg", DT, (codebook, dim))]
+
+
 Audio = Callable[[dict[str, Any], int], list[Triple]]
 
 # outer model_type -> (the audio config's model_type the entry was written from, its tower and projector)
@@ -128,6 +176,7 @@ AUDIO: dict[str, tuple[str, Audio]] = {
     "gemma4_unified": ("gemma4_unified_audio", _gemma4_unified_audio),
     "qwen2_5_omni_thinker": ("qwen2_5_omni_audio_encoder", _qwen2_5_omni_audio),
     "qwen3_omni_moe_thinker": ("qwen3_omni_moe_audio_encoder", _qwen3_omni_audio),
+    "apertus1p5": ("wavtokenizer_encoder", _wavtokenizer),
 }
 
 

@@ -1238,6 +1238,63 @@ def _emu3_vq(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return out + conv(y + "conv_out", size("out_channels", 3), bottom, 3, 3)
 
 
+def _apertus1p5(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Apertus 1.5's vision tokenizer (modeling_apertus1p5.py): a VQGAN encoder (a convolution in, stages
+    of channel_multiplier with num_res_blocks ResNet blocks each, attention blocks of 1x1 convolutions
+    where the stage's resolution is in attn_resolutions, downsampling convolutions but after the last, a
+    middle block, a norm and a convolution out to latent_channels), a 1x1 quant convolution to embed_dim
+    and an unbiased codebook scoring of codebook_size. Its codes are text tokens: no projector."""
+    v = cfg.vision or {}
+
+    def size(key: str, default: int) -> int:
+        value = v.get(key)
+        return value if type(value) is int and 0 < value <= 1 << 20 else default
+
+    mults = v.get("channel_multiplier")
+    mults = [m for m in mults if type(m) is int] if isinstance(mults, (list, tuple)) else [1, 1, 2, 2, 4]
+    attn_at = v.get("attn_resolutions")
+    attn_at = set(attn_at) if isinstance(attn_at, (list, tuple)) else {16}
+    base, blocks, resolution = size("base_channels", 256), size("num_res_blocks", 4), size("resolution", 256)
+    latent, embed = size("latent_channels", 256), size("embed_dim", 256)
+    e = "model.vision_tokenizer."
+
+    def conv(name: str, cout: int, cin: int, k: int) -> list[Triple]:
+        return [(name + ".weight", dt, (cout, cin, k, k)), (name + ".bias", dt, (cout,))]
+
+    def norm(name: str, c: int) -> list[Triple]:
+        return [(name + ".weight", dt, (c,)), (name + ".bias", dt, (c,))]
+
+    def resnet(name: str, cin: int, cout: int) -> list[Triple]:
+        out = norm(name + ".norm1", cin) + conv(name + ".conv1", cout, cin, 3)
+        out += norm(name + ".norm2", cout) + conv(name + ".conv2", cout, cout, 3)
+        return out + (conv(name + ".nin_shortcut", cout, cin, 1) if cin != cout else [])
+
+    def attention(name: str, c: int) -> list[Triple]:
+        return norm(name + ".norm", c) + [
+            t for p in ("q", "k", "v", "proj_out") for t in conv(f"{name}.{p}", c, c, 1)
+        ]
+
+    x = e + "encoder."
+    out = conv(x + "conv_in", base, size("in_channels", 3), 3)
+    for stage, mult in enumerate(mults):
+        c_in, c_out = base * (1 if stage == 0 else mults[stage - 1]), base * mult
+        for i in range(blocks):
+            out += resnet(f"{x}stages.{stage}.layers.{i}.resnet", c_in if i == 0 else c_out, c_out)
+            if resolution // 2**stage in attn_at:
+                out += attention(f"{x}stages.{stage}.layers.{i}.attention", c_out)
+        if stage < len(mults) - 1:
+            out += conv(f"{x}stages.{stage}.downsample.conv", c_out, c_out, 3)
+    top = base * (mults[-1] if mults else 1)
+    out += (
+        resnet(x + "mid.block_1", top, top)
+        + attention(x + "mid.attn_1", top)
+        + resnet(x + "mid.block_2", top, top)
+    )
+    out += norm(x + "norm_out", top) + conv(x + "conv_out", latent, top, 3)
+    out += [(e + "quantize.embedding.weight", dt, (size("codebook_size", 131072), embed))]
+    return out + conv(e + "quant_conv", embed, latent, 1)
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -1259,6 +1316,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "ernie4_5_vl_moe": _ernie4_5_vl,
     "minimax_m3_vl": _minimax_m3_vl,
     "emu3": _emu3_vq,
+    "apertus1p5": _apertus1p5,
 }
 
 

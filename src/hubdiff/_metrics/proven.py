@@ -10,12 +10,12 @@ the table."""
 SWEPT_TRANSFORMERS = "5.25.0"
 PROVEN_TYPES: frozenset[str] = frozenset(
     """
-    afmoe apertus apertus1p5_text arcee aria aria_text axk1 axk2 aya_vision bailing_hybrid bamba
-    beam biogpt bitnet blip blip-2 bloom codegen cohere cohere2 cohere2_moe cohere2_vision
-    cohere_compass cohere_compass_text cosmos3_edge cosmos3_omni cpmant ctrl cwm dbrx deepseek_v2
-    deepseek_v3 deepseek_v32 deepseek_v4 deepseek_vl deepseek_vl_hybrid diffllama doge dots1 emu3
-    ernie4_5 ernie4_5_moe ernie4_5_vl_moe exaone exaone4 exaone4_5 exaone_moe falcon falcon_h1
-    falcon_mamba flex_olmo flint fuyu gemma gemma2 gemma3 gemma3_text gemma3n_text gemma4
+    afmoe apertus apertus1p5 apertus1p5_text arcee aria aria_text axk1 axk2 aya_vision
+    bailing_hybrid bamba beam biogpt bitnet blip blip-2 bloom codegen cohere cohere2 cohere2_moe
+    cohere2_vision cohere_compass cohere_compass_text cosmos3_edge cosmos3_omni cpmant ctrl cwm dbrx
+    deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v4 deepseek_vl deepseek_vl_hybrid diffllama doge
+    dots1 emu3 ernie4_5 ernie4_5_moe ernie4_5_vl_moe exaone exaone4 exaone4_5 exaone_moe falcon
+    falcon_h1 falcon_mamba flex_olmo flint fuyu gemma gemma2 gemma3 gemma3_text gemma3n_text gemma4
     gemma4_text gemma4_unified gemma4_unified_text glm glm4 glm46v glm4_moe glm4_moe_lite glm4v
     glm4v_moe glm_moe_dsa glm_ocr glmga got_ocr2 gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox
     gpt_neox_japanese gpt_oss gptj granite granite_docling granite_swa granitemoe granitemoe_swa
