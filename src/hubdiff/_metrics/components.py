@@ -153,6 +153,7 @@ _ATTN = {
     "multi_head_attention",  # CTRL's
     "rel_attn",  # XLNet's relative attention
     "crossattention",  # BERT-style decoders' (BLIP's text decoder)
+    "encoder_decoder_attention",  # Pix2Struct's decoder's cross-attention
     "position_bias",  # CPM-Ant's relative position bias, one table per head shared by every layer
 }
 _LINEAR_NAMES = {
@@ -276,6 +277,14 @@ def classify(
     if segset & _VISION or segments[0] in ("vision", "image"):
         return "vision_tower", None
     if _is_flat_vit(segments):
+        return "vision_tower", None
+    if (
+        segments[0] == "encoder"
+        and len(segments) > 2
+        and segments[1] in ("embeddings", "encoder", "layernorm")
+    ):
+        # an encoder stored at the top with embeddings, blocks and a norm of its own beside a "decoder"
+        # (Pix2Struct's image encoder; an encoder-decoder's encoder): run once per input, not per token
         return "vision_tower", None
     layer = _layer_of(name)
     if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):

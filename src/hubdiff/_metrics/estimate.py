@@ -50,6 +50,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     arch, _ = facts(cfg)
     if arch.bert_decoder:
         return _bert_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
+    if arch.t5_decoder:
+        return _t5_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
     for switch in (arch.qkv_bias, arch.o_bias, arch.mlp_bias, arch.head_bias):
         switch.on(
             cfg
@@ -221,6 +223,36 @@ def _bert_decoder(cfg: ArchConfig, depth: int, h: int, vocab: int, dt: str) -> l
     out.append((c + "bias", dt, (vocab,)))
     if not cfg.tied_embeddings:
         out += dense(c + "decoder", vocab, h)
+    return out
+
+
+def _t5_decoder(cfg: ArchConfig, depth: int, h: int, vocab: int, dt: str) -> list[Triple]:
+    """Pix2Struct's text decoder (modeling_pix2struct.py): unbiased query/key/value/output projections
+    hidden_size square in self-attention and in cross-attention into the image encoder, the first layer's
+    self-attention with a relative position bias of relative_attention_num_buckets per head, a gated MLP
+    d_ff wide, a weight-only norm before each of the three and after the last layer; the head tied to the
+    embedding or its own."""
+    heads = cfg.num_heads or 0
+    ff = cfg.number("d_ff", default=2048) or 0
+    buckets = cfg.number("relative_attention_num_buckets", default=32) or 0
+    d = "decoder."
+    out: list[Triple] = [
+        (d + "embed_tokens.weight", dt, (vocab, h)),
+        (d + "final_layer_norm.weight", dt, (h,)),
+    ]
+    for i in range(depth):
+        b = f"{d}layer.{i}."
+        for part in ("self_attention", "encoder_decoder_attention"):
+            out += [
+                (f"{b}{part}.attention.{p}.weight", dt, (h, h)) for p in ("query", "key", "value", "output")
+            ]
+            out.append((f"{b}{part}.layer_norm.weight", dt, (h,)))
+        if i == 0:
+            out.append((b + "self_attention.attention.relative_attention_bias.weight", dt, (buckets, heads)))
+        out += [(f"{b}mlp.DenseReluDense.{p}.weight", dt, (ff, h)) for p in ("wi_0", "wi_1")]
+        out += [(b + "mlp.DenseReluDense.wo.weight", dt, (h, ff)), (b + "mlp.layer_norm.weight", dt, (h,))]
+    if not cfg.tied_embeddings:
+        out.append((d + "lm_head.weight", dt, (vocab, h)))
     return out
 
 

@@ -197,6 +197,9 @@ class ArchitectureFacts:
     # keys the configuration class reads under the names hubdiff reads (its attribute_map: Kosmos' embed_dim
     # as hidden_size): understood when the config was read through that class
     aliased_keys: tuple[str, ...] = ()
+    # Pix2Struct's text decoder: T5-style layers of self-attention (a relative position bias in the first),
+    # cross-attention into the image encoder and a gated MLP, each after a weight-only norm
+    t5_decoder: bool = False
     segment_embeddings: int = 0  # rows of a segment embedding added to every position (Kosmos-2.5's two)
 
 
@@ -599,6 +602,13 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # BLIP's text decoder (modeling_blip_text.py); projection_dim is the retrieval model's, read by no
     # module of the captioning class
     "blip_text_model": ArchitectureFacts(bert_decoder=True, unused_keys=("projection_dim",)),
+    # Pix2Struct's text decoder (modeling_pix2struct.py): its attention projections are hidden_size square
+    # whatever d_kv says; relative_attention_max_distance only clips the buckets
+    "pix2struct_text_model": ArchitectureFacts(
+        t5_decoder=True,
+        aliased_keys=("num_heads", "num_layers"),
+        unused_keys=("d_kv", "relative_attention_max_distance"),
+    ),
     "xlnet": dataclasses.replace(
         _CLASSIC,
         xlnet_attention=True,
@@ -647,6 +657,7 @@ for _outer, _text in (
     ("muse_glimmer", "muse_glimmer_text"),
     ("kosmos-2", "kosmos_2_text_model"),
     ("blip", "blip_text_model"),
+    ("pix2struct", "pix2struct_text_model"),
     ("kosmos-2.5", "kosmos_2_5_text_model"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]

@@ -617,14 +617,27 @@ def _kosmos2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
 
 
 def _kosmos2_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
-    """Kosmos-2.5: Pix2Struct's encoder (a biased linear projection of flattened patches
-    patch_embed_hidden_size wide, row and column embeddings max_num_patches long, T5-style blocks with
-    unbiased query/key/value/output heads x head_dim wide, a gated MLP and two weight-only norms, a final
-    norm) and the image-to-text projection."""
-    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
-    inner = _int(v.get("num_attention_heads"), 24) * _int(v.get("head_dim"), 64)
-    patches = _int(v.get("max_num_patches"), 4096)
-    e = "vision_model."
+    """Kosmos-2.5: Pix2Struct's encoder and the image-to-text projection."""
+    d, mlp, heads = v["hidden_size"], v["intermediate_size"], _int(v.get("num_attention_heads"), 24)
+    inner, patches = heads * _int(v.get("head_dim"), 64), _int(v.get("max_num_patches"), 4096)
+    out = _pix2struct_encoder(v, "vision_model.", mlp, inner, patches)
+    return out + _kosmos_projection(cfg, d, text_hidden, 2048)
+
+
+def _pix2struct(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Pix2Struct's image encoder, stored as the model's encoder; its text decoder cross-attends to it in
+    every layer, written with the decoder: there is no projector."""
+    mlp, heads = _int(v.get("d_ff"), 2048), _int(v.get("num_attention_heads"), 12)
+    inner, patches = heads * _int(v.get("d_kv"), 64), _int(v.get("seq_len"), 4096)
+    return _pix2struct_encoder(v, "encoder.", mlp, inner, patches)
+
+
+def _pix2struct_encoder(v: dict, e: str, mlp: int, inner: int, patches: int) -> list[Triple]:
+    """Pix2Struct's encoder (Kosmos-2.5's too): a biased linear projection of flattened patches
+    patch_embed_hidden_size wide, row and column embeddings one per patch position, T5-style blocks with
+    unbiased query/key/value/output over heads x the head width, a gated MLP and two weight-only norms,
+    a final norm."""
+    d, depth = v["hidden_size"], v["num_hidden_layers"]
     out = _linear(e + "embeddings.patch_projection", d, _int(v.get("patch_embed_hidden_size"), 768))
     out += [(e + f"embeddings.{n}.weight", DT, (patches, d)) for n in ("row_embedder", "column_embedder")]
     for i in range(depth):
@@ -634,8 +647,7 @@ def _kosmos2_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
         out += _linear(b + "mlp.wi_0", mlp, d, False) + _linear(b + "mlp.wi_1", mlp, d, False)
         out += _linear(b + "mlp.wo", d, mlp, False)
         out += _norm(b + "pre_mlp_layer_norm", d, False) + _norm(b + "pre_attention_layer_norm", d, False)
-    out += _norm(e + "layernorm", d, False)
-    return out + _kosmos_projection(cfg, d, text_hidden, 2048)
+    return out + _norm(e + "layernorm", d, False)
 
 
 def _blip(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
@@ -649,8 +661,8 @@ def _blip(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     out += [
         (e + "embeddings.position_embedding", DT, (1, (_int(v.get("image_size"), 384) // patch) ** 2 + 1, d))
     ]
-    out += _linear(e + "embeddings.patch_embedding", d, channels * patch * patch)
-    out[-2] = (e + "embeddings.patch_embedding.weight", DT, (d, channels, patch, patch))
+    out += [(e + "embeddings.patch_embedding.weight", DT, (d, channels, patch, patch))]
+    out += [(e + "embeddings.patch_embedding.bias", DT, (d,))]
     for i in range(depth):
         b = f"{e}encoder.layers.{i}."
         out += _linear(b + "self_attn.qkv", 3 * d, d) + _linear(b + "self_attn.projection", d, d)
@@ -686,6 +698,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "idefics": ("idefics_vision", _idefics),
     "kosmos-2": ("kosmos_2_vision_model", _kosmos2),
     "blip": ("blip_vision_model", _blip),
+    "pix2struct": ("pix2struct_vision_model", _pix2struct),
     "kosmos-2.5": ("kosmos_2_5_vision_model", _kosmos2_5),
 }
 
@@ -730,7 +743,9 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("embed_dim", "intermediate_size", "num_hidden_layers")
         if cfg.raw.get("use_resampler") is True:
             return None
-    elif outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni"):  # RADIO's MLP: mlp_ratio x width
+    elif (
+        outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni") or outer == "pix2struct"
+    ):  # RADIO's MLP: mlp_ratio x width
         sizes = ("hidden_size", "num_hidden_layers")
     elif outer == "gemma4_unified":
         sizes = ()  # no tower: every size of the embedder has its class's default
