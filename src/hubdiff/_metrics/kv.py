@@ -189,6 +189,8 @@ def kv_report(
         _, kv, hd, vd = layer_heads(cfg, layer)
         if facts(cfg)[0].compressed_attention:  # DeepSeek-V4: one KV head whose keys are its values
             vd = 0
+        if facts(cfg)[0].xlnet_attention:  # XLNet caches each layer's input (mems), heads x d_head wide
+            vd = 0
         if nas_kv is not None and layer.index < len(nas_kv) and nas_kv[layer.index]:
             kv = nas_kv[layer.index] or kv
         name = "sliding_window" if layer.attention == "swa" else "full_attention"
