@@ -604,6 +604,9 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "blip_text_model": ArchitectureFacts(bert_decoder=True, unused_keys=("projection_dim",)),
     # Pix2Struct's text decoder (modeling_pix2struct.py): its attention projections are hidden_size square
     # whatever d_kv says; relative_attention_max_distance only clips the buckets
+    # Moshi's text decoder (modeling_moshi.py, MoshiForCausalLM): a gated MLP whose fc1 holds gate and up
+    # (ffn_dim rows) over fc2's ffn_dim / 2, one embedding row beyond the vocabulary, a head never tied
+    "moshi": ArchitectureFacts(mlp_width_divisor=2, extra_embedding_rows=1, never_tied=True),
     "pix2struct_text_model": ArchitectureFacts(
         t5_decoder=True,
         aliased_keys=("num_heads", "num_layers"),
