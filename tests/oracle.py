@@ -1453,16 +1453,29 @@ def _build_model(cfg_obj: Any) -> tuple[Any, list[str]]:
                 return cls(cfg_obj), failures
         except Exception as exc:
             failures.append(f"{cls.__name__}: {_one_line(exc, 160)}")
-        # a class registered for the composite config but built from one of its parts (MusicGen's causal
-        # LM takes the decoder's config, as its composite class builds it): built from that part
+    return None, failures
+
+
+def _build_from_part(cfg_obj: Any) -> Any:
+    """A class registered for the composite config but built from one of its parts (MusicGen's causal LM
+    takes the decoder's config, as its composite class builds it): the last resort, once no class takes
+    the whole, its unset sizes filled or not (Emu3's causal LM takes its text part too, where its
+    image-text class takes the whole once its vocabulary map is filled)."""
+    import torch
+
+    try:
+        classes = sweep_model_classes(cfg_obj)
+    except Exception:
+        return None
+    for cls in classes:
         for key in getattr(cfg_obj, "sub_configs", None) or {}:
             part = getattr(cfg_obj, key, None)
             wanted = getattr(cls, "config_class", None)
             if part is None or not isinstance(wanted, type) or type(part) is not wanted:
                 continue
             with contextlib.suppress(Exception), _quiet(), torch.device("meta"), _no_torch_init():
-                return cls(part), failures
-    return None, failures
+                return cls(part)
+    return None
 
 
 def _filled_sizes(cfg_obj: Any) -> dict[str, Any]:
@@ -1646,6 +1659,8 @@ def sweep_row(case: Case) -> Row:
                     again,
                     built,
                 )
+    if model is None:
+        model = _build_from_part(cfg_obj)
     if model is None:
         return Row(
             case.model_type,

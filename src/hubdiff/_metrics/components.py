@@ -46,13 +46,15 @@ _VISION = {
     "high_res_vision_alpha",
     "vision_backbone",  # Molmo's own names: image_vit, image_pooling_2d, image_projector
     "vision_embed_tokens",  # Fuyu: patches go straight into the text width through one linear
+    "vision_tokenizer",  # Apertus 1.5's VQGAN encoder and WavTokenizer encoder, whose codes are text tokens
+    "audio_tokenizer",
     "vision_adapter",  # Muse Glimmer's MLP after its tower (Llama 4 keeps one inside its vision_model)
     "sam_model",  # Unlimited-OCR's and DeepSeek-OCR-2's checkpoints: SAM's tower
     "view_separator",  # the learned separator between an image's views (DeepSeek-OCR-2 spells it so:)
     "view_seperator",
     "qwen2_model",  # DeepSeek-OCR-2: a Qwen2 stack read over SAM's patches
     "embed_tokens_extend",  # Phi-4-multimodal: its image and audio encoders, inside its embeddings
-    "vqmodel",  # an image tokenizer (Janus's VQ-GAN, Chameleon's VQ-VAE): it encodes and decodes images, not text tokens
+    "vqmodel",  # an image tokenizer (Janus's VQ-GAN, Chameleon's and Emu3's VQ-VAE): images in and out, not text
     "img_temporal_embedding",  # GIT: one learned offset per frame (num_image_with_embedding)
 }
 _PROJECTOR = {
@@ -60,6 +62,7 @@ _PROJECTOR = {
     "multi_modal_projector",
     "merger",
     "deepstack_merger_list",
+    "merger_list",  # Qwen3-Omni's name for its deepstack mergers
     "connector",
     "projector",
     "mlp1",
@@ -77,6 +80,7 @@ _PROJECTOR = {
     "visual_embeddings_table",  # Ovis: the visual vocabulary's embeddings, in the text width
     "patch_merge_mlp",  # MiniMax-M3 VL's MLP over merged patches, after its projector
     "resampler_model",  # ERNIE 4.5 VL's spatial and temporal merger
+    "image_to_text_projection",  # Kosmos: latent queries cross-attending to the tower's output
     "vision_projector",  # HyperCLOVA X Vision's linear from the vision merger into the text width
     "generation_embeddings",  # Janus: image-code embeddings, their aligner into the text width, the head
     "generation_aligner",  # over the codebook; run for image tokens, not text ones
@@ -141,8 +145,11 @@ _EMBED = {
     "segment_embedding",
     "embed",  # Inkling 2's checkpoint names (llm.embed, llm.embed_norm): the embedding and its own norm
     "embed_norm",
+    "word_embedding",  # XLNet's tokens, and its masked-position embedding
+    "mask_emb",
+    "segment_emb",  # Kosmos-2.5's image / text segments
 }
-_HEAD = {"lm_head", "embed_out", "output", "unembed"}  # unembed: Inkling 2's checkpoint name
+_HEAD = {"lm_head", "embed_out", "output", "unembed", "lm_loss"}  # unembed: Inkling 2's; lm_loss: XLNet's
 _ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}
 _ATTN = {
     "mlstm_layer",  # xLSTM's mLSTM
@@ -157,6 +164,9 @@ _ATTN = {
     "cross_attn",
     "conv",  # LFM2's short-convolution block, in place of attention
     "multi_head_attention",  # CTRL's
+    "rel_attn",  # XLNet's relative attention
+    "crossattention",  # BERT-style decoders' (BLIP's text decoder)
+    "encoder_decoder_attention",  # Pix2Struct's decoder's cross-attention
     "position_bias",  # CPM-Ant's relative position bias, one table per head shared by every layer
 }
 _LINEAR_NAMES = {
@@ -211,6 +221,7 @@ _RESIDUAL_ATTENTION = {
 # short convolutions over attention's keys and values (Inkling): no recurrent mixer
 _KV_CONVS = {"k_sconv", "v_sconv", "sconv"}
 _MLP |= {"self_conditioning"}  # DiffusionGemma's gated MLP of the previous step's soft embeddings
+_MLP |= {"ff"}  # XLNet's layer_1 / layer_2
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 _MLP_PROJECTIONS |= {"per_layer_input_gate", "per_layer_projection"}  # Gemma 3n / 4: a gated per-layer input
@@ -331,6 +342,14 @@ def classify(
         return "vision_tower", None
     if _is_flat_vit(segments):
         return "vision_tower", None
+    if (
+        segments[0] == "encoder"
+        and len(segments) > 2
+        and segments[1] in ("embeddings", "encoder", "layernorm")
+    ):
+        # an encoder stored at the top with embeddings, blocks and a norm of its own beside a "decoder"
+        # (Pix2Struct's image encoder; an encoder-decoder's encoder): run once per input, not per token
+        return "vision_tower", None
     layer = _layer_of(name)
     if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):
         return "mtp", layer
@@ -342,6 +361,8 @@ def classify(
         return "embeddings", layer
     if segments[-1] == "z_L_init":  # HRM: the L stream's learned initial state, added to the input embeddings
         return "embeddings", layer
+    if "cls" in segset and "predictions" in segset:  # BERT's prediction head: transform, decoder, bias
+        return "output_head", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
         len(segments) == 2
         and segments[0] in ("head", "output_projection", "decoder")  # BioGPT's head; ModernBERT-decoder's
@@ -412,7 +433,9 @@ def classify(
     ):
         return "linear_attention", layer
     words = [s for s in segments if not s.isdigit()]  # StableLM's q_layernorm.norms.3.weight: per head
-    if len(shape) == 1 and any(("norm" in s or s.startswith("ln") or s.endswith("_ln")) for s in words[-2:]):
+    if len(shape) == 1 and any(
+        ("norm" in s or s.startswith("ln") or s.endswith("_ln") or s == "LayerNorm") for s in words[-2:]
+    ):
         return "norms", layer
     if len(shape) == 1 and len(segments) > 1 and segments[-2] == "LayerNorm" and layer is not None:
         return "norms", layer  # BERT's, after attention (attention.output.LayerNorm) and after the MLP

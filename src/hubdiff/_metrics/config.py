@@ -468,7 +468,7 @@ class ArchConfig:
 
     @property
     def head_dim(self) -> int | None:
-        explicit = self.number("head_dim", "attention_head_dim", "kv_channels", "dim_head")
+        explicit = self.number("head_dim", "attention_head_dim", "kv_channels", "dim_head", "d_head")
         if explicit:
             return explicit
         if self.hidden_size and self.num_heads:

@@ -50,6 +50,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     h = cfg.hidden_size or 0
     vocab = cfg.vocab_size or 0
     arch, _ = facts(cfg)
+    if arch.bert_decoder:
+        return _bert_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
+    if arch.t5_decoder:
+        return _t5_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
     for switch in (arch.qkv_bias, arch.o_bias, arch.mlp_bias, arch.head_bias):
         switch.on(
             cfg
@@ -93,6 +97,10 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
                 (segments * segments + buckets, cfg.num_heads or 0),
             ),
         ]
+    if arch.segment_embeddings:
+        out.append(("model.segment_emb.weight", dt, (arch.segment_embeddings, h)))
+    if arch.xlnet_attention:  # the embedding of a masked (to-be-predicted) position
+        out.append(("transformer.mask_emb", dt, (1, 1, h)))
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if arch.embeddings_norm:
@@ -218,6 +226,80 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += vq_tokenizer(cfg)
     if arch.diffusion_decoder:
         out += _diffusion_decoder(cfg, layers, h, dt, out)
+    return out
+
+
+def _bert_decoder(cfg: ArchConfig, depth: int, h: int, vocab: int, dt: str) -> list[Triple]:
+    """BLIP's text decoder (modeling_blip_text.py): BERT's word and position embeddings with a LayerNorm;
+    layers of biased query/key/value and an output dense layer with its LayerNorm, the same again as
+    cross-attention whose keys and values come from encoder_hidden_size (when is_decoder, as the class
+    builds it), a biased intermediate and output dense layer with a LayerNorm; no final norm. The head
+    transforms (dense, LayerNorm), then projects with the embedding (or its own weight, untied) and a
+    bias of its own, which the untied decoder keeps apart."""
+    inter = dense_intermediate(cfg)
+    encoder = cfg.number("encoder_hidden_size", default=h) or h
+    t = "text_decoder."
+    e = t + "bert.embeddings."
+    out: list[Triple] = [
+        (e + "word_embeddings.weight", dt, (vocab, h)),
+        (e + "position_embeddings.weight", dt, (cfg.max_context or 0, h)),
+    ]
+    out += [(e + f"LayerNorm.{p}", dt, (h,)) for p in ("weight", "bias")]
+
+    def dense(name: str, rows: int, cols: int) -> list[Triple]:
+        return [(name + ".weight", dt, (rows, cols)), (name + ".bias", dt, (rows,))]
+
+    parts = (
+        ("attention", "crossattention")
+        if cfg.get("is_decoder", default=True) is not False
+        else ("attention",)
+    )
+    for i in range(depth):
+        b = f"{t}bert.encoder.layer.{i}."
+        for part in parts:
+            width = encoder if part == "crossattention" else h
+            out += dense(b + part + ".self.query", h, h)
+            out += dense(b + part + ".self.key", h, width) + dense(b + part + ".self.value", h, width)
+            out += dense(b + part + ".output.dense", h, h)
+            out += [(b + part + f".output.LayerNorm.{p}", dt, (h,)) for p in ("weight", "bias")]
+        out += dense(b + "intermediate.dense", inter, h) + dense(b + "output.dense", h, inter)
+        out += [(b + f"output.LayerNorm.{p}", dt, (h,)) for p in ("weight", "bias")]
+    c = t + "cls.predictions."
+    out += dense(c + "transform.dense", h, h)
+    out += [(c + f"transform.LayerNorm.{p}", dt, (h,)) for p in ("weight", "bias")]
+    out.append((c + "bias", dt, (vocab,)))
+    if not cfg.tied_embeddings:
+        out += dense(c + "decoder", vocab, h)
+    return out
+
+
+def _t5_decoder(cfg: ArchConfig, depth: int, h: int, vocab: int, dt: str) -> list[Triple]:
+    """Pix2Struct's text decoder (modeling_pix2struct.py): unbiased query/key/value/output projections
+    hidden_size square in self-attention and in cross-attention into the image encoder, the first layer's
+    self-attention with a relative position bias of relative_attention_num_buckets per head, a gated MLP
+    d_ff wide, a weight-only norm before each of the three and after the last layer; the head tied to the
+    embedding or its own."""
+    heads = cfg.num_heads or 0
+    ff = cfg.number("d_ff", default=2048) or 0
+    buckets = cfg.number("relative_attention_num_buckets", default=32) or 0
+    d = "decoder."
+    out: list[Triple] = [
+        (d + "embed_tokens.weight", dt, (vocab, h)),
+        (d + "final_layer_norm.weight", dt, (h,)),
+    ]
+    for i in range(depth):
+        b = f"{d}layer.{i}."
+        for part in ("self_attention", "encoder_decoder_attention"):
+            out += [
+                (f"{b}{part}.attention.{p}.weight", dt, (h, h)) for p in ("query", "key", "value", "output")
+            ]
+            out.append((f"{b}{part}.layer_norm.weight", dt, (h,)))
+        if i == 0:
+            out.append((b + "self_attention.attention.relative_attention_bias.weight", dt, (buckets, heads)))
+        out += [(f"{b}mlp.DenseReluDense.{p}.weight", dt, (ff, h)) for p in ("wi_0", "wi_1")]
+        out += [(b + "mlp.DenseReluDense.wo.weight", dt, (h, ff)), (b + "mlp.layer_norm.weight", dt, (h,))]
+    if not cfg.tied_embeddings:
+        out.append((d + "lm_head.weight", dt, (vocab, h)))
     return out
 
 

@@ -140,6 +140,105 @@ def _dots3_note_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
     return out + _linear(e + "adapter.fc2", out_width, out_width)
 
 
+def _whisper_layers(e: str, a: dict[str, Any], h: int, k_bias: bool) -> list[Triple]:
+    """Whisper-style encoder layers of the Qwen Omni towers: q/v/out projections biased, k biased only
+    where the class says so, a biased GELU MLP encoder_ffn_dim wide and two biased LayerNorms."""
+    ffn, depth = _int(a.get("encoder_ffn_dim"), 5120), _int(a.get("encoder_layers"), 32)
+    out: list[Triple] = []
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        out += _linear(b + "self_attn.k_proj", h, h, k_bias)
+        for proj in ("v_proj", "q_proj", "out_proj"):
+            out += _linear(b + "self_attn." + proj, h, h)
+        out += _norm(b + "self_attn_layer_norm", h) + _norm(b + "final_layer_norm", h)
+        out += _linear(b + "fc1", ffn, h) + _linear(b + "fc2", h, ffn)
+    return out + _norm(e + "ln_post", h)
+
+
+def _qwen2_5_omni_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Qwen2.5-Omni's audio encoder (modeling_qwen2_5_omni.py): two biased 1-D convolutions over
+    num_mel_bins (kernel 3), Whisper layers with an unbiased k_proj, the audio BOS/EOS embedding and a
+    biased projection to output_dim; its sinusoidal positions are a buffer saved nowhere."""
+    h, mels, out_dim = (
+        _int(a.get("d_model"), 1280),
+        _int(a.get("num_mel_bins"), 128),
+        _int(a.get("output_dim"), 3584),
+    )
+    e = "audio_tower."
+    out: list[Triple] = [(e + "conv1.weight", DT, (h, mels, 3)), (e + "conv1.bias", DT, (h,))]
+    out += [(e + "conv2.weight", DT, (h, h, 3)), (e + "conv2.bias", DT, (h,))]
+    out += [(e + "audio_bos_eos_token.weight", DT, (2, out_dim))]
+    out += _whisper_layers(e, a, h, False)
+    return out + _linear(e + "proj", out_dim, h)
+
+
+def _qwen3_omni_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Qwen3-Omni's audio encoder (modeling_qwen3_omni_moe.py): three biased stride-2 3x3 convolutions
+    downsample_hidden_size wide, an unbiased conv_out from their flattened output (the mel bins halved
+    three times), Whisper layers with every projection biased, then proj1 and proj2 to output_dim."""
+    h, mels, out_dim = (
+        _int(a.get("d_model"), 1280),
+        _int(a.get("num_mel_bins"), 128),
+        _int(a.get("output_dim"), 3584),
+    )
+    c = _int(a.get("downsample_hidden_size"), 480)
+    e = "audio_tower."
+    out: list[Triple] = [(e + "conv2d1.weight", DT, (c, 1, 3, 3)), (e + "conv2d1.bias", DT, (c,))]
+    for conv in ("conv2d2", "conv2d3"):
+        out += [(e + conv + ".weight", DT, (c, c, 3, 3)), (e + conv + ".bias", DT, (c,))]
+    out += _linear(e + "conv_out", h, c * ((((mels + 1) // 2 + 1) // 2 + 1) // 2), False)
+    out += _whisper_layers(e, a, h, True)
+    return out + _linear(e + "proj1", h, h) + _linear(e + "proj2", out_dim, h)
+
+
+def _wavtokenizer(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Apertus 1.5's audio tokenizer, WavTokenizer's encoder (modeling_wavtokenizer.py): SEANet's
+    convolutions (num_filters from audio_channels, then per reversed upsampling ratio
+    num_residual_layers residual blocks of a residual_kernel_size and a 1x1 convolution through
+    dim / compress, a 1x1 shortcut with use_conv_shortcut, and a strided convolution doubling the width),
+    an LSTM of num_lstm_layers, a last convolution to hidden_size, every convolution weight-normed (a
+    gain and a direction) or group-normed as norm_type says; and the codebook's buffers (inited,
+    cluster sizes, embeddings and their running average). Its codes are text tokens: no projector."""
+    filters, channels = _int(a.get("num_filters"), 32), _int(a.get("audio_channels"), 1)
+    ratios = a.get("upsampling_ratios")
+    ratios = [r for r in ratios if type(r) is int] if isinstance(ratios, (list, tuple)) else [8, 5, 4, 2]
+    residual, compress = _int(a.get("num_residual_layers"), 1), _int(a.get("compress"), 2) or 1
+    shortcut = a.get("use_conv_shortcut", True) is not False
+    weight_norm = a.get("norm_type", "weight_norm") == "weight_norm"
+    codebook, dim = _int(a.get("codebook_size"), 4096), _int(a.get("codebook_dim"), 512)
+    e = "model.audio_tokenizer."
+
+    def conv(name: str, cout: int, cin: int, k: int) -> list[Triple]:
+        out: list[Triple] = [(name + ".conv.bias", DT, (cout,))]
+        if weight_norm:
+            w = name + ".conv.parametrizations.weight."
+            return [*out, (w + "original0", DT, (cout, 1, 1)), (w + "original1", DT, (cout, cin, k))]
+        out += [(name + ".conv.weight", DT, (cout, cin, k))]
+        return [*out, (name + ".norm.weight", DT, (cout,)), (name + ".norm.bias", DT, (cout,))]
+
+    x = e + "encoder.layers."
+    out = conv(x + "0", filters, channels, _int(a.get("kernel_size"), 7))
+    index, width = 1, filters
+    for ratio in reversed(ratios):
+        for _ in range(residual):
+            out += conv(
+                f"{x}{index}.block.1", width // compress, width, _int(a.get("residual_kernel_size"), 3)
+            )
+            out += conv(f"{x}{index}.block.3", width, width // compress, 1)
+            out += conv(f"{x}{index}.shortcut", width, width, 1) if shortcut else []
+            index += 1
+        out += conv(f"{x}{index + 1}", 2 * width, width, 2 * ratio)
+        index, width = index + 2, 2 * width
+    for layer in range(_int(a.get("num_lstm_layers"), 2)):
+        lstm = f"{x}{index}.lstm."
+        out += [(lstm + f"weight_{g}_l{layer}", DT, (4 * width, width)) for g in ("ih", "hh")]
+        out += [(lstm + f"bias_{g}_l{layer}", DT, (4 * width,)) for g in ("ih", "hh")]
+    out += conv(f"{x}{index + 2}", _int(a.get("hidden_size"), 512), width, _int(a.get("last_kernel_size"), 7))
+    q = e + "quantizer.codebook."
+    out += [(q + "inited", DT, (1,)), (q + "cluster_size", DT, (codebook,))]
+    return [*out, (q + "embed", DT, (codebook, dim)), (q + "embed_avg", DT, (codebook, dim))]
+
+
 Audio = Callable[[dict[str, Any], int], list[Triple]]
 
 # outer model_type -> (the audio config's model_type the entry was written from, its tower and projector)
@@ -149,6 +248,9 @@ AUDIO: dict[str, tuple[str, Audio]] = {
     "inkling_mm_model": ("inkling_audio", inkling_audio),
     "muse_spark": ("muse_spark_audio", _muse_spark_audio),
     "dots3_note": ("dots3_note_audio_encoder", _dots3_note_audio),
+    "qwen2_5_omni_thinker": ("qwen2_5_omni_audio_encoder", _qwen2_5_omni_audio),
+    "qwen3_omni_moe_thinker": ("qwen3_omni_moe_audio_encoder", _qwen3_omni_audio),
+    "apertus1p5": ("wavtokenizer_encoder", _wavtokenizer),
 }
 
 

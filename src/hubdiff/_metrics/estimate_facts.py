@@ -243,6 +243,22 @@ class ArchitectureFacts:
     # (k_rope_only_layernorm); its shared experts shared_experts_intermediate_size wide each
     mla_layer_sizes: bool = False
     shared_width_key: str | None = None
+    # XLNet: two-stream relative attention, its q/k/v/o/r projections [hidden, heads, d_head] parameters,
+    # three per-head biases and a segment embedding a layer; a learned mask embedding for the model
+    xlnet_attention: bool = False
+    ffn_sub_norm: bool = (
+        False  # a norm inside the MLP, intermediate wide, before its down projection (Kosmos)
+    )
+    # BLIP's text decoder: BERT's layers (self-attention, cross-attention into the image when is_decoder,
+    # intermediate / output dense layers, post-LayerNorms) and its prediction head, written as the class names them
+    bert_decoder: bool = False
+    # keys the configuration class reads under the names hubdiff reads (its attribute_map: Kosmos' embed_dim
+    # as hidden_size): understood when the config was read through that class
+    aliased_keys: tuple[str, ...] = ()
+    # Pix2Struct's text decoder: T5-style layers of self-attention (a relative position bias in the first),
+    # cross-attention into the image encoder and a gated MLP, each after a weight-only norm
+    t5_decoder: bool = False
+    segment_embeddings: int = 0  # rows of a segment embedding added to every position (Kosmos-2.5's two)
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -263,11 +279,16 @@ _HEAD_NORM = ArchitectureFacts(qk_norm="head")
 _FULL_NORM = ArchitectureFacts(qk_norm="full")
 
 
+# Kosmos' text configs name the width, depth and heads as their classes' attribute_map reads them
+_KOSMOS_ALIASES = ("embed_dim", "layers", "attention_heads")
+
+
 ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "qwen2": _QWEN2,
     "qwen2_moe": ArchitectureFacts(qkv_bias=Switch(("qkv_bias",), True), o_bias=NEVER),
     "qwen2_vl_text": _QWEN2,
     "qwen2_5_vl_text": _QWEN2,
+    "qwen2_5_omni_text": _QWEN2,
     "qwen3": _HEAD_NORM,
     "qwen3_moe": _HEAD_NORM,
     "qwen3_next": ArchitectureFacts(qk_norm="head", output_gate=True),
@@ -310,6 +331,7 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     "llama4_text": ArchitectureFacts(weightless_qk_norm=True),
     "qwen3_vl_text": _HEAD_NORM,
     "qwen3_vl_moe_text": _HEAD_NORM,
+    "qwen3_omni_moe_text": _HEAD_NORM,
     "exaone4": _HEAD_NORM,
     "hunyuan_v1_moe": ArchitectureFacts(qk_norm="head", fixed_shared_experts=1),
     "hunyuan_v1_dense": _HEAD_NORM,
@@ -719,6 +741,51 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         pooled_experts=True,
         residual_gates=("post_attention_residual_gate.gate", "post_feedforward_residual_gate.gate"),
     ),
+    # Kosmos-2 (modeling_kosmos2.py): biased q/k/v/out_proj with a LayerNorm on the attention output
+    # (inner_attn_ln), a plain biased MLP ffn_dim wide with a LayerNorm before fc2, biased LayerNorms,
+    # sinusoidal positions saved nowhere; add_cross_attention would give every layer an encoder_attn
+    "kosmos_2_text_model": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        sub_norms=True,
+        builds_only=(("add_cross_attention", False),),
+        aliased_keys=_KOSMOS_ALIASES,
+    ),
+    # Kosmos-2.5: Kosmos-2's text model without the attention's inner LayerNorm, with a segment embedding
+    "kosmos_2_5_text_model": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        ffn_sub_norm=True,
+        segment_embeddings=2,
+        builds_only=(("add_cross_attention", False),),
+        aliased_keys=_KOSMOS_ALIASES,
+    ),
+    # BLIP's text decoder (modeling_blip_text.py); projection_dim is the retrieval model's, read by no
+    # module of the captioning class
+    "blip_text_model": ArchitectureFacts(bert_decoder=True, unused_keys=("projection_dim",)),
+    # Moshi's text decoder (modeling_moshi.py, MoshiForCausalLM): a gated MLP whose fc1 holds gate and up
+    # (ffn_dim rows) over fc2's ffn_dim / 2, one embedding row beyond the vocabulary, a head never tied
+    "moshi": ArchitectureFacts(mlp_width_divisor=2, extra_embedding_rows=1, never_tied=True),
+    # Pix2Struct's text decoder (modeling_pix2struct.py): its attention projections are hidden_size square
+    # whatever d_kv says; relative_attention_max_distance only clips the buckets
+    "pix2struct_text_model": ArchitectureFacts(
+        t5_decoder=True,
+        aliased_keys=("num_heads", "num_layers"),
+        unused_keys=("d_kv", "relative_attention_max_distance"),
+    ),
+    # XLNet (modeling_xlnet.py): relative attention, a biased LayerNorm after it and after a plain biased
+    # MLP d_inner wide, no final norm, a head tied to the embedding with a bias of its own; attn_type
+    # ("bi" / "uni") only masks, and untie_r is read by no module of the class
+    "xlnet": dataclasses.replace(
+        _CLASSIC,
+        xlnet_attention=True,
+        final_norm=False,
+        head_bias=ALWAYS,
+        dense_width_key="d_inner",
+        unused_keys=("attn_type", "untie_r"),
+    ),
 }
 
 
@@ -750,6 +817,8 @@ for _outer, _text in (
     ("qwen2_5_vl", "qwen2_5_vl_text"),
     ("qwen3_vl", "qwen3_vl_text"),
     ("qwen3_vl_moe", "qwen3_vl_moe_text"),
+    ("qwen2_5_omni_thinker", "qwen2_5_omni_text"),
+    ("qwen3_omni_moe_thinker", "qwen3_omni_moe_text"),
     ("qwen3_5", "qwen3_5_text"),
     ("qwen3_5_moe", "qwen3_5_moe_text"),
     ("gemma3", "gemma3_text"),
@@ -776,6 +845,10 @@ for _outer, _text in (
     ("muse_spark", "muse_spark_text"),
     ("qwen4_exp", "qwen4_exp_text"),
     ("dots3_note", "dots3_note_text"),
+    ("kosmos-2", "kosmos_2_text_model"),
+    ("blip", "blip_text_model"),
+    ("pix2struct", "pix2struct_text_model"),
+    ("kosmos-2.5", "kosmos_2_5_text_model"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]
 

@@ -24,6 +24,17 @@ from .layers import Block, LayerInfo
 
 
 # -- attention and recurrent mixers ---------------------------------------------------------------
+def _xlnet_attention(cfg: ArchConfig, a: str, h: int, dt: str) -> list[Triple]:
+    """XLNet's relative attention (modeling_xlnet.py, XLNetRelativeAttention): q, k, v, o and the
+    position projection r as [hidden, heads, d_head] parameters, the content, position and segment
+    biases, and a segment embedding of two rows per head."""
+    heads = cfg.num_heads or 0
+    hd = cfg.head_dim or 0
+    out: list[Triple] = [(a + n, dt, (h, heads, hd)) for n in ("q", "k", "v", "o", "r")]
+    out += [(a + n, dt, (heads, hd)) for n in ("r_r_bias", "r_s_bias", "r_w_bias")]
+    return [*out, (a + "seg_embed", dt, (2, heads, hd))]
+
+
 def _attention(
     cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, p: str, h: int, dt: str, block: Block | None
 ) -> list[Triple]:
@@ -35,6 +46,8 @@ def _attention(
         return _compressed_attention(cfg, layer, p + "attn.", h, dt)
     if arch.mla_layer_sizes and kind in ("mla", "dsa", "swa"):
         return _mla_by_layer(cfg, arch, layer, a, h, dt)
+    if arch.xlnet_attention:
+        return _xlnet_attention(cfg, p + "rel_attn.", h, dt)
     if kind in ("mla", "dsa"):
         return _mla(cfg, arch, layer, a, h, dt)
     if kind == "kda":

@@ -117,11 +117,11 @@ def _mlp(
             inter = int(h * multiple)
         if arch.ffn_auto_adjust and cfg.get("block_auto_adjust_ff_dim") is not False:
             inter = _auto_adjusted(cfg, inter)
-        if arch.sub_norms:
-            norms = [
-                (p + "self_attn.attn_sub_norm.weight", dt, (h,)),
-                (m + "ffn_sub_norm.weight", dt, (inter,)),
-            ]
+        if arch.sub_norms or arch.ffn_sub_norm:  # biased as the layer's norms are (Kosmos' LayerNorms)
+            parts = ("weight", "bias") if arch.norm_bias else ("weight",)
+            norms = [(m + f"ffn_sub_norm.{part}", dt, (inter,)) for part in parts]
+            if arch.sub_norms:
+                norms += [(p + f"self_attn.attn_sub_norm.{part}", dt, (h,)) for part in parts]
             return _dense(m, h, inter, dt, gated, bias) + norms
         # the learned activation is the MLP's only with hidden_act xielu (Apertus: ACT2CLS["xielu"])
         if arch.activation_params and cfg.get("hidden_act", default="xielu") == "xielu":

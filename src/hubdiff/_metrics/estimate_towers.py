@@ -688,6 +688,81 @@ def _dots3_note(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return out + _linear(e + "adapter.mlp.2", _int(v.get("adapter_out_dim"), text_hidden), merged)
 
 
+def _kosmos_projection(cfg: ArchConfig, width: int, text_hidden: int, queries: int) -> list[Triple]:
+    """Kosmos' image-to-text projection: the tower's output through a biased dense layer into the text
+    width, then latent_query_num learned queries attending (biased q/k/v/out_proj, no inner norm) over it
+    and themselves."""
+    p = "image_to_text_projection."
+    out: list[Triple] = [
+        (p + "latent_query", DT, (_int(cfg.raw.get("latent_query_num"), queries), text_hidden))
+    ]
+    out += _linear(p + "dense", text_hidden, width)
+    for proj in ("k_proj", "v_proj", "q_proj", "out_proj"):
+        out += _linear(p + "x_attn." + proj, text_hidden, text_hidden)
+    return out
+
+
+def _kosmos2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Kosmos-2: a CLIP tower (patch 14 by its class's default) and its image-to-text projection."""
+    out = _clip({**v, "patch_size": _int(v.get("patch_size"), 14)}, "vision_model.model.")
+    return out + _kosmos_projection(cfg, v["hidden_size"], text_hidden, 64)
+
+
+def _kosmos2_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Kosmos-2.5: Pix2Struct's encoder and the image-to-text projection."""
+    d, mlp, heads = v["hidden_size"], v["intermediate_size"], _int(v.get("num_attention_heads"), 24)
+    inner, patches = heads * _int(v.get("head_dim"), 64), _int(v.get("max_num_patches"), 4096)
+    out = _pix2struct_encoder(v, "vision_model.", mlp, inner, patches)
+    return out + _kosmos_projection(cfg, d, text_hidden, 2048)
+
+
+def _pix2struct(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Pix2Struct's image encoder, stored as the model's encoder; its text decoder cross-attends to it in
+    every layer, written with the decoder: there is no projector."""
+    mlp, heads = _int(v.get("d_ff"), 2048), _int(v.get("num_attention_heads"), 12)
+    inner, patches = heads * _int(v.get("d_kv"), 64), _int(v.get("seq_len"), 4096)
+    return _pix2struct_encoder(v, "encoder.", mlp, inner, patches)
+
+
+def _pix2struct_encoder(v: dict, e: str, mlp: int, inner: int, patches: int) -> list[Triple]:
+    """Pix2Struct's encoder (Kosmos-2.5's too): a biased linear projection of flattened patches
+    patch_embed_hidden_size wide, row and column embeddings one per patch position, T5-style blocks with
+    unbiased query/key/value/output over heads x the head width, a gated MLP and two weight-only norms,
+    a final norm."""
+    d, depth = v["hidden_size"], v["num_hidden_layers"]
+    out = _linear(e + "embeddings.patch_projection", d, _int(v.get("patch_embed_hidden_size"), 768))
+    out += [(e + f"embeddings.{n}.weight", DT, (patches, d)) for n in ("row_embedder", "column_embedder")]
+    for i in range(depth):
+        b = f"{e}encoder.layer.{i}."
+        out += [(b + f"attention.{n}.weight", DT, (inner, d)) for n in ("query", "key", "value")]
+        out += _linear(b + "attention.output", d, inner, False)
+        out += _linear(b + "mlp.wi_0", mlp, d, False) + _linear(b + "mlp.wi_1", mlp, d, False)
+        out += _linear(b + "mlp.wo", d, mlp, False)
+        out += _norm(b + "pre_mlp_layer_norm", d, False) + _norm(b + "pre_attention_layer_norm", d, False)
+    return out + _norm(e + "layernorm", d, False)
+
+
+def _blip(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """BLIP's ViT (modeling_blip.py): a class token and a position table as parameters, a biased patch
+    convolution, blocks with one fused biased qkv and a biased projection, a final LayerNorm. Its text
+    decoder cross-attends to it in every layer, written with the decoder: there is no projector."""
+    d, mlp, depth = v["hidden_size"], v["intermediate_size"], v["num_hidden_layers"]
+    patch, channels = _int(v.get("patch_size"), 16), _int(v.get("num_channels"), 3)
+    e = "vision_model."
+    out: list[Triple] = [(e + "embeddings.class_embedding", DT, (1, 1, d))]
+    out += [
+        (e + "embeddings.position_embedding", DT, (1, (_int(v.get("image_size"), 384) // patch) ** 2 + 1, d))
+    ]
+    out += [(e + "embeddings.patch_embedding.weight", DT, (d, channels, patch, patch))]
+    out += [(e + "embeddings.patch_embedding.bias", DT, (d,))]
+    for i in range(depth):
+        b = f"{e}encoder.layers.{i}."
+        out += _linear(b + "self_attn.qkv", 3 * d, d) + _linear(b + "self_attn.projection", d, d)
+        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
+        out += _norm(b + "layer_norm1", d) + _norm(b + "layer_norm2", d)
+    return out + _norm(e + "post_layernorm", d)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -719,6 +794,10 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "granite4_vision": ("clip_vision_model", _granite4_vision),
     "git": ("git_vision_model", _git),
     "dots3_note": ("dots3_note_vision_encoder", _dots3_note),
+    "kosmos-2": ("kosmos_2_vision_model", _kosmos2),
+    "blip": ("blip_vision_model", _blip),
+    "pix2struct": ("pix2struct_vision_model", _pix2struct),
+    "kosmos-2.5": ("kosmos_2_5_vision_model", _kosmos2_5),
 }
 
 # further models of an outer config a tower above counts (Idefics2's perceiver resampler)
@@ -765,7 +844,9 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("embed_dim", "intermediate_size", "num_hidden_layers")
         if cfg.raw.get("use_resampler") is True:
             return None
-    elif outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni"):  # RADIO's MLP: mlp_ratio x width
+    elif (
+        outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni") or outer == "pix2struct"
+    ):  # RADIO's MLP: mlp_ratio x width
         sizes = ("hidden_size", "num_hidden_layers")
     elif outer == "gemma4_unified":
         sizes = ()  # no tower: every size of the embedder has its class's default

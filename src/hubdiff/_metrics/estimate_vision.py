@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -1525,6 +1526,161 @@ def _phi4_multimodal(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]
     return out
 
 
+def _emu3_vq(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Emu3's VQ-VAE (modeling_emu3.py), the image tokenizer its checkpoints carry: an encoder (a
+    convolution in, num_res_blocks ResNet blocks a level of channel_multiplier, attention with its
+    GroupNorm on the levels in attn_resolutions, downsampling convolutions, a middle block, a norm and a
+    convolution out to latent_channels, log2(temporal_downsample_factor) temporal 3-D convolutions and
+    num_res_blocks temporal ResNet blocks with BatchNorms and their running statistics), the codebook,
+    the 3-D quant convolutions, and a decoder mirroring it whose norms are spatial (a GroupNorm and two
+    1x1 convolutions from the quantized embed_dim). Sizes not in vq_config are its class's defaults."""
+    q = cfg.raw.get("vq_config")
+    q = q if isinstance(q, dict) else {}
+
+    def size(key: str, default: int) -> int:
+        value = q.get(key)
+        return value if type(value) is int and 0 < value <= 1 << 20 else default
+
+    mults = q.get("channel_multiplier")
+    mults = [m for m in mults if type(m) is int] if isinstance(mults, (list, tuple)) else [1, 2, 2, 4]
+    attn_levels = q.get("attn_resolutions")
+    attn_levels = set(attn_levels) if isinstance(attn_levels, (list, tuple)) else {3}
+    base, blocks, d = size("base_channels", 256), size("num_res_blocks", 2), size("hidden_size", 1024)
+    latent, embed = size("latent_channels", 4), size("embed_dim", 4)
+    latent_out = 2 * latent if q.get("double_latent") is True else latent
+    temporal = int(math.log2(size("temporal_downsample_factor", 4)))
+    e = "vqmodel."
+
+    def conv(name: str, cout: int, cin: int, *kernel: int) -> list[Triple]:
+        return [(name + ".weight", dt, (cout, cin, *kernel)), (name + ".bias", dt, (cout,))]
+
+    def norm(name: str, c: int, quant: bool) -> list[Triple]:
+        out = [(name + ".weight", dt, (c,)), (name + ".bias", dt, (c,))]
+        if not quant:
+            return out
+        out = [(name + ".norm_layer.weight", dt, (c,)), (name + ".norm_layer.bias", dt, (c,))]
+        return out + conv(name + ".conv_y", c, embed, 1, 1) + conv(name + ".conv_b", c, embed, 1, 1)
+
+    def resnet(name: str, cin: int, cout: int, quant: bool) -> list[Triple]:
+        out = norm(name + ".norm1", cin, quant) + norm(name + ".norm2", cout, quant)
+        out += conv(name + ".conv1", cout, cin, 3, 3) + conv(name + ".conv2", cout, cout, 3, 3)
+        return out + (conv(name + ".nin_shortcut", cout, cin, 1, 1) if cin != cout else [])
+
+    def attention(name: str) -> list[Triple]:
+        return [t for p in ("q_proj", "k_proj", "v_proj", "out_proj") for t in conv(f"{name}.{p}", d, d)]
+
+    def middle(name: str, c: int, quant: bool) -> list[Triple]:
+        out = resnet(name + ".block_1", c, c, quant) + attention(name + ".attn_1")
+        return out + norm(name + ".attn_norm", c, quant) + resnet(name + ".block_2", c, c, quant)
+
+    def temporal_resnet(name: str, c: int) -> list[Triple]:
+        out: list[Triple] = []
+        for n in ("norm1", "norm2"):
+            out += [(f"{name}.{n}.{p}", dt, (c,)) for p in ("weight", "bias", "running_mean", "running_var")]
+            out.append((f"{name}.{n}.num_batches_tracked", dt, ()))
+        return out + conv(name + ".conv1.conv", c, c, 3, 3, 3) + conv(name + ".conv2.conv", c, c, 3, 3, 3)
+
+    top = base * (mults[-1] if mults else 1)
+    x = e + "encoder."
+    out = conv(x + "conv_in", base, size("in_channels", 3), 3, 3)
+    for level, mult in enumerate(mults):
+        c_in, c_out = base * ([1, *mults][level]), base * mult
+        for i in range(blocks):
+            out += resnet(f"{x}down_block.down.{level}.block.{i}", c_in if i == 0 else c_out, c_out, False)
+            if level in attn_levels:
+                out += attention(f"{x}down_block.down.{level}.attn.{i}")
+                out += norm(f"{x}down_block.down.{level}.attn_norms.{i}", c_out, False)
+        if level != len(mults) - 1:
+            out += conv(f"{x}down_block.down.{level}.downsample.conv", c_out, c_out, 3, 3)
+    out += middle(x + "middle_block", top, False) + norm(x + "norm_out", top, False)
+    out += conv(x + "conv_out", latent_out, top, 3, 3)
+    out += [
+        t
+        for i in range(temporal)
+        for t in conv(f"{x}time_conv.{i}.conv.conv", latent_out, latent_out, 4, 3, 3)
+    ]
+    out += [t for i in range(blocks) for t in temporal_resnet(f"{x}time_res_stack.{i}", latent_out)]
+    out += [(e + "quantize.embedding.weight", dt, (size("codebook_size", 32768), embed))]
+    out += conv(e + "quant_conv.conv", embed, latent, 3, 1, 1) + conv(
+        e + "post_quant_conv.conv", latent, embed, 3, 1, 1
+    )
+    y = e + "decoder."
+    out += [t for i in range(blocks) for t in temporal_resnet(f"{y}time_res_stack.{i}", latent)]
+    out += [t for i in range(temporal) for t in conv(f"{y}time_conv.{i}.conv.conv", latent, latent, 3, 3, 3)]
+    out += conv(y + "conv_in", top, latent, 3, 3) + middle(y + "middle_block", top, True)
+    c_in = top
+    for level in reversed(range(len(mults))):
+        c_out = base * mults[level]
+        for i in range(blocks + 1):
+            out += resnet(f"{y}up_block.up.{level}.block.{i}", c_in, c_out, True)
+            c_in = c_out
+            if level in attn_levels:
+                out += attention(f"{y}up_block.up.{level}.attn.{i}")
+                out += norm(f"{y}up_block.up.{level}.attn_norms.{i}", c_out, True)
+        if level != 0:
+            out += conv(f"{y}up_block.up.{level}.upsample.conv", c_out, c_out, 3, 3)
+    bottom = base * (mults[0] if mults else 1)
+    out += norm(y + "norm_out", bottom, True)
+    return out + conv(y + "conv_out", size("out_channels", 3), bottom, 3, 3)
+
+
+def _apertus1p5(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """Apertus 1.5's vision tokenizer (modeling_apertus1p5.py): a VQGAN encoder (a convolution in, stages
+    of channel_multiplier with num_res_blocks ResNet blocks each, attention blocks of 1x1 convolutions
+    where the stage's resolution is in attn_resolutions, downsampling convolutions but after the last, a
+    middle block, a norm and a convolution out to latent_channels), a 1x1 quant convolution to embed_dim
+    and an unbiased codebook scoring of codebook_size. Its codes are text tokens: no projector."""
+    v = cfg.vision or {}
+
+    def size(key: str, default: int) -> int:
+        value = v.get(key)
+        return value if type(value) is int and 0 < value <= 1 << 20 else default
+
+    mults = v.get("channel_multiplier")
+    mults = [m for m in mults if type(m) is int] if isinstance(mults, (list, tuple)) else [1, 1, 2, 2, 4]
+    attn_at = v.get("attn_resolutions")
+    attn_at = set(attn_at) if isinstance(attn_at, (list, tuple)) else {16}
+    base, blocks, resolution = size("base_channels", 256), size("num_res_blocks", 4), size("resolution", 256)
+    latent, embed = size("latent_channels", 256), size("embed_dim", 256)
+    e = "model.vision_tokenizer."
+
+    def conv(name: str, cout: int, cin: int, k: int) -> list[Triple]:
+        return [(name + ".weight", dt, (cout, cin, k, k)), (name + ".bias", dt, (cout,))]
+
+    def norm(name: str, c: int) -> list[Triple]:
+        return [(name + ".weight", dt, (c,)), (name + ".bias", dt, (c,))]
+
+    def resnet(name: str, cin: int, cout: int) -> list[Triple]:
+        out = norm(name + ".norm1", cin) + conv(name + ".conv1", cout, cin, 3)
+        out += norm(name + ".norm2", cout) + conv(name + ".conv2", cout, cout, 3)
+        return out + (conv(name + ".nin_shortcut", cout, cin, 1) if cin != cout else [])
+
+    def attention(name: str, c: int) -> list[Triple]:
+        return norm(name + ".norm", c) + [
+            t for p in ("q", "k", "v", "proj_out") for t in conv(f"{name}.{p}", c, c, 1)
+        ]
+
+    x = e + "encoder."
+    out = conv(x + "conv_in", base, size("in_channels", 3), 3)
+    for stage, mult in enumerate(mults):
+        c_in, c_out = base * (1 if stage == 0 else mults[stage - 1]), base * mult
+        for i in range(blocks):
+            out += resnet(f"{x}stages.{stage}.layers.{i}.resnet", c_in if i == 0 else c_out, c_out)
+            if resolution // 2**stage in attn_at:
+                out += attention(f"{x}stages.{stage}.layers.{i}.attention", c_out)
+        if stage < len(mults) - 1:
+            out += conv(f"{x}stages.{stage}.downsample.conv", c_out, c_out, 3)
+    top = base * (mults[-1] if mults else 1)
+    out += (
+        resnet(x + "mid.block_1", top, top)
+        + attention(x + "mid.attn_1", top)
+        + resnet(x + "mid.block_2", top, top)
+    )
+    out += norm(x + "norm_out", top) + conv(x + "conv_out", latent, top, 3)
+    out += [(e + "quantize.embedding.weight", dt, (size("codebook_size", 131072), embed))]
+    return out + conv(e + "quant_conv", embed, latent, 1)
+
+
 _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "fuyu": _fuyu,
     "hunyuan_vl": _hunyuan_vl,
@@ -1552,6 +1708,8 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "deepseek_ocr2": _deepseek_ocr2,
     "janus": _janus,
     "phi4_multimodal": _phi4_multimodal,
+    "emu3": _emu3_vq,
+    "apertus1p5": _apertus1p5,
 }
 
 
@@ -1564,4 +1722,5 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "molmo2": frozenset({"adapter_config"}),
     "janus": frozenset({"vq_config"}),
     "phi4_multimodal": frozenset({"audio_config"}),
+    "emu3": frozenset({"vq_config"}),
 }

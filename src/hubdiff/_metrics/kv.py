@@ -199,6 +199,8 @@ def kv_report(
             kv = 1
             hd = mla_layer_number(cfg, layer.index, "kv_lora_rank")
             vd = mla_layer_number(cfg, layer.index, "qk_rope_head_dim")
+        if facts(cfg)[0].xlnet_attention:  # XLNet caches each layer's input (mems), heads x d_head wide
+            vd = 0
         if nas_kv is not None and layer.index < len(nas_kv) and nas_kv[layer.index]:
             kv = nas_kv[layer.index] or kv
         name = "sliding_window" if layer.attention == "swa" else "full_attention"

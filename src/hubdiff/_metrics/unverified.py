@@ -294,6 +294,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
     if cfg.via_transformers:  # the class has written these into the layer_types read
         understood |= _RESOLVED_INTO_LAYER_TYPES
+        understood |= set(arch.aliased_keys)  # read through the class's attribute_map
     if not cfg.mtp_layers:  # no MTP layer for these keys to shape
         understood |= set(arch.mtp_only_keys)
     if arch.idle_unless_layer and arch.idle_unless_layer[0] not in types:  # no layer has the feature
