@@ -1468,9 +1468,12 @@ def _build_from_part(cfg_obj: Any) -> Any:
     except Exception:
         return None
     for cls in classes:
+        try:
+            wanted = getattr(cls, "config_class", None)
+        except ImportError:  # a placeholder of a class whose optional package is missing
+            continue
         for key in getattr(cfg_obj, "sub_configs", None) or {}:
             part = getattr(cfg_obj, key, None)
-            wanted = getattr(cls, "config_class", None)
             if part is None or not isinstance(wanted, type) or type(part) is not wanted:
                 continue
             with contextlib.suppress(Exception), _quiet(), torch.device("meta"), _no_torch_init():
