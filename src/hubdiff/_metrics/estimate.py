@@ -155,7 +155,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         norms = _norms_per_layer(cfg, arch) if attn and mlp else 1 if attn or mlp else 0
         if block is not None:
             norms = int(bool(attn)) + int(bool(mlp))
-        names = (
+        names: tuple[str, ...] = (
             "input_layernorm",
             "post_attention_layernorm",
             "pre_feedforward_layernorm",

@@ -1555,7 +1555,7 @@ def _emu3_vq(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         return [(name + ".weight", dt, (cout, cin, *kernel)), (name + ".bias", dt, (cout,))]
 
     def norm(name: str, c: int, quant: bool) -> list[Triple]:
-        out = [(name + ".weight", dt, (c,)), (name + ".bias", dt, (c,))]
+        out: list[Triple] = [(name + ".weight", dt, (c,)), (name + ".bias", dt, (c,))]
         if not quant:
             return out
         out = [(name + ".norm_layer.weight", dt, (c,)), (name + ".norm_layer.bias", dt, (c,))]

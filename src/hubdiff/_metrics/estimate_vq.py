@@ -69,7 +69,7 @@ def _conv(name: str, out_channels: int, in_channels: int, kernel: int, dt: str) 
 
 
 def _resnet(p: str, width: int, out_width: int, dt: str) -> list[Triple]:
-    out = [(f"{p}norm1.{part}", dt, (width,)) for part in ("weight", "bias")]
+    out: list[Triple] = [(f"{p}norm1.{part}", dt, (width,)) for part in ("weight", "bias")]
     out += _conv(p + "conv1", out_width, width, 3, dt)
     out += [(f"{p}norm2.{part}", dt, (out_width,)) for part in ("weight", "bias")]
     out += _conv(p + "conv2", out_width, out_width, 3, dt)
@@ -79,7 +79,7 @@ def _resnet(p: str, width: int, out_width: int, dt: str) -> list[Triple]:
 
 
 def _attention(p: str, width: int, dt: str) -> list[Triple]:
-    out = [(f"{p}norm.{part}", dt, (width,)) for part in ("weight", "bias")]
+    out: list[Triple] = [(f"{p}norm.{part}", dt, (width,)) for part in ("weight", "bias")]
     for n in ("q", "k", "v", "proj_out"):
         out += _conv(p + n, width, width, 1, dt)
     return out
