@@ -148,9 +148,16 @@ def _sam_neck(n: str, d: int, out_c: int, dt: str) -> list[Triple]:
     ]
 
 
-def _sam_tower(h: dict, e: str, dt: str) -> list[Triple]:
+def _sam_tower(h: dict, e: str, dt: str, original_names: bool = False) -> list[Triple]:
     """SAM's ViT (high_res_vision_config): windowed attention with relative positions (global in
-    global_attn_indexes), an absolute position grid when use_abs_pos, and a convolutional neck."""
+    global_attn_indexes), an absolute position grid when use_abs_pos, and a convolutional neck. In
+    transformers' names, or with ``original_names`` in SAM's own (patch_embed.proj, blocks, norm1, a neck
+    of four numbered modules), as DeepSeek-OCR-2's checkpoints keep them."""
+    embed, blocks, norms = (
+        ("patch_embed.proj", "blocks", ("norm1", "norm2"))
+        if original_names
+        else ("patch_embed.projection", "layers", ("layer_norm1", "layer_norm2"))
+    )
     d, depth = h.get("hidden_size") or 768, h.get("num_hidden_layers") or 0
     patch, channels, image = (
         h.get("patch_size") or 16,
@@ -162,13 +169,13 @@ def _sam_tower(h: dict, e: str, dt: str) -> list[Triple]:
     grid, window = image // patch, h.get("window_size") or 0
     wide = h.get("global_attn_indexes") or []
     out: list[Triple] = [
-        (e + "patch_embed.projection.weight", dt, (d, channels, patch, patch)),
-        (e + "patch_embed.projection.bias", dt, (d,)),
+        (e + f"{embed}.weight", dt, (d, channels, patch, patch)),
+        (e + f"{embed}.bias", dt, (d,)),
     ]
     if h.get("use_abs_pos", True) is not False:
         out.append((e + "pos_embed", dt, (1, grid, grid, d)))
     for i in range(depth):
-        b = f"{e}layers.{i}."
+        b = f"{e}{blocks}.{i}."
         out += [(b + "attn.qkv.weight", dt, (3 * d, d)), (b + "attn.proj.weight", dt, (d, d))]
         out += [(b + "attn.qkv.bias", dt, (3 * d,))] if h.get("qkv_bias", True) is not False else []
         side = grid if i in wide or not window else window
@@ -181,10 +188,11 @@ def _sam_tower(h: dict, e: str, dt: str) -> list[Triple]:
             (b + "mlp.lin2.weight", dt, (d, mlp)),
             (b + "mlp.lin2.bias", dt, (d,)),
         ]
-        out += [
-            (b + f"{n}.{w}", dt, (d,)) for n in ("layer_norm1", "layer_norm2") for w in ("weight", "bias")
-        ]
-    return out + _sam_neck(e + "neck.", d, out_c, dt)
+        out += [(b + f"{n}.{w}", dt, (d,)) for n in norms for w in ("weight", "bias")]
+    if not original_names:
+        return out + _sam_neck(e + "neck.", d, out_c, dt)
+    out += [(e + "neck.0.weight", dt, (out_c, d, 1, 1)), (e + "neck.2.weight", dt, (out_c, out_c, 3, 3))]
+    return out + [(e + f"neck.{i}.{w}", dt, (out_c,)) for i in (1, 3) for w in ("weight", "bias")]
 
 
 def _deepseek_vl_hybrid(cfg: ArchConfig, width: int, text_hidden: int, dt: str) -> list[Triple]:
@@ -1225,40 +1233,12 @@ def _deepseek_ocr2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     v = v if isinstance(v, dict) else {}
     s, q = v.get("sam_config"), v.get("encoder_config")
     s, q = (s if isinstance(s, dict) else {}), (q if isinstance(q, dict) else {})
-    d, depth, heads = (
-        s.get("hidden_size") or 768,
-        s.get("num_hidden_layers") or 12,
-        s.get("num_attention_heads") or 12,
-    )
-    patch, channels, image = (
-        s.get("patch_size") or 16,
-        s.get("num_channels") or 3,
-        s.get("image_size") or 1024,
-    )
-    mlp = s.get("mlp_dim") or int(d * (s.get("mlp_ratio") or 4.0))
-    grid, window = image // patch, s.get("window_size") or 0
-    wide = s.get("global_attn_indexes", (2, 5, 8, 11)) or ()
+    # SamVisionConfig's defaults where the config leaves a size out
+    sam = {**s, "num_hidden_layers": s.get("num_hidden_layers") or 12}
+    sam["global_attn_indexes"] = s.get("global_attn_indexes", (2, 5, 8, 11)) or ()
     out_c, down = s.get("output_channels") or 256, s.get("downsample_channels") or [512, 896]
     e = "model.sam_model."
-    out: list[Triple] = [
-        (e + "patch_embed.proj.weight", dt, (d, channels, patch, patch)),
-        (e + "patch_embed.proj.bias", dt, (d,)),
-    ]
-    if s.get("use_abs_pos", True) is not False:
-        out.append((e + "pos_embed", dt, (1, grid, grid, d)))
-    for i in range(depth):
-        b = f"{e}blocks.{i}."
-        out += [(b + "attn.qkv.weight", dt, (3 * d, d)), (b + "attn.proj.weight", dt, (d, d))]
-        out += [(b + "attn.qkv.bias", dt, (3 * d,))] if s.get("qkv_bias", True) is not False else []
-        side = grid if i in wide or not window else window
-        if s.get("use_rel_pos", True) is not False:
-            out += [(b + f"attn.rel_pos_{x}", dt, (2 * side - 1, d // heads)) for x in ("h", "w")]
-        out += [(b + "attn.proj.bias", dt, (d,))]
-        out += [(b + "mlp.lin1.weight", dt, (mlp, d)), (b + "mlp.lin1.bias", dt, (mlp,))]
-        out += [(b + "mlp.lin2.weight", dt, (d, mlp)), (b + "mlp.lin2.bias", dt, (d,))]
-        out += [(b + f"{n}.{w}", dt, (d,)) for n in ("norm1", "norm2") for w in ("weight", "bias")]
-    out += [(e + "neck.0.weight", dt, (out_c, d, 1, 1)), (e + "neck.2.weight", dt, (out_c, out_c, 3, 3))]
-    out += [(e + f"neck.{i}.{w}", dt, (out_c,)) for i in (1, 3) for w in ("weight", "bias")]
+    out = _sam_tower(sam, e, dt, original_names=True)
     out += [
         (e + "net_2.weight", dt, (down[0], out_c, 3, 3)),
         (e + "net_3.weight", dt, (down[1], down[0], 3, 3)),
