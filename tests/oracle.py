@@ -272,6 +272,8 @@ _SWITCHES = (
     "use_post_norm",  # HyperCLOVA X's Peri-LN norms after each sub-layer
     "use_sandwich_norm",  # LFM3's norms after each sub-layer
     "use_attention_gate",  # LFM3's sigmoid gate per head
+    "use_learned_position_embeddings",  # TrOCR's: sinusoidal positions, saved nowhere, when off
+    "layernorm_embedding",  # TrOCR's LayerNorm on the embeddings
 )
 # class names of recurrent mixers (case kept: "GptOssMLP" holds no SSM)
 _RECURRENT_CLASS = re.compile(
@@ -468,6 +470,18 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         # ZAYA's two chained q/k convolutions, of other lengths than its defaults (their cached window)
         text.update(cca_time0=text["cca_time0"] + 1, cca_time1=text["cca_time1"] + 2)
         out.append(("cca taps", taps))
+    cross = copy.deepcopy(out[0][1])
+    text = _text_part(cross)
+    width = text.get("hidden_size", text.get("d_model"))
+    # a decoder cross-attending to an encoder of another width (TrOCR under a ViT of its own width)
+    if (
+        "cross_attention_hidden_size" in text
+        and text["cross_attention_hidden_size"] is None
+        and isinstance(width, int)
+        and not isinstance(width, bool)
+    ):
+        text["cross_attention_hidden_size"] = width * 3 // 4
+        out.append(("cross width", cross))
     fused = copy.deepcopy(out[0][1])
     if _text_part(fused).get("weight_mode") == "single":  # xLSTM's projections stored fused
         _text_part(fused)["weight_mode"] = "fused"
@@ -1007,6 +1021,8 @@ def _kv(metrics: Any, truth: Truth) -> list[str]:
         match = _KV_PROJECTION.search(name)
         if ".cross_attn." in name:  # keys and values of the image's features, cached once per image
             continue
+        if ".encoder_attn." in name:  # the encoder's states' keys and values: per encoder token, once
+            continue
         if match and classify(name, shape, by_layer, metrics.cfg.num_layers)[0] == "attention":
             # a second stack's copy of a layer's projection (DiffusionGemma's decoder, untied) reads the
             # first stack's cache: one layer caches once
@@ -1378,7 +1394,9 @@ def cache_checks(model: Any, model_type: str, metrics: Any, truth: Truth) -> lis
     }
     stated = bool(recurrent or metrics.kv.states) and model_type not in _STATE_CHECK_SKIPS
     # a sequence-to-sequence model's forward wants decoder inputs: its KV stays unchecked here
-    unread = not getattr(model.config, "is_encoder_decoder", False) and _projections_unread(metrics, truth)
+    unread = not getattr(model.config, "is_encoder_decoder", False) and (
+        _projections_unread(metrics, truth) or any(".encoder_attn." in n for n, _, _ in truth.tensors)
+    )  # a cross-attention's projections are passed over by ``_kv``: the cache says what a token holds
     if not stated and not unread:
         return []
     # every layer when the KV is to be read from the cache, else the recurrent ones (by either account)

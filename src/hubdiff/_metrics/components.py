@@ -167,6 +167,7 @@ _ATTN = {
     "rel_attn",  # XLNet's relative attention
     "crossattention",  # BERT-style decoders' (BLIP's text decoder)
     "encoder_decoder_attention",  # Pix2Struct's decoder's cross-attention
+    "encoder_attn",  # BART-style decoders' cross-attention into the encoder (TrOCR's)
     "position_bias",  # CPM-Ant's relative position bias, one table per head shared by every layer
 }
 _LINEAR_NAMES = {

@@ -76,7 +76,7 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             (f"model.norm.{part}", dt, (h,))
             for part in (("weight",) if arch.unbiased_final_norm else norm_parts)
         ]
-    if arch.learned_positions is not None:
+    if arch.learned_positions is not None and arch.learned_positions_switch.on(cfg):
         out.append(("model.embed_positions.weight", dt, ((cfg.max_context or 0) + arch.learned_positions, h)))
     if arch.residual_scaling:  # ZAYA: a scale and a bias on the embedded input
         out += [(f"model.input_hidden_states_{n}", dt, (h,)) for n in ("scale", "bias")]
@@ -103,6 +103,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out.append(("transformer.mask_emb", dt, (1, 1, h)))
     if arch.embedding_norm:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
+    if arch.embedding_norm_switch.on(cfg):  # TrOCR's layernorm_embedding
+        out += [(f"model.layernorm_embedding.{part}", dt, (h,)) for part in norm_parts]
     if arch.embeddings_norm:
         out += [(f"model.embeddings.norm.{part}", dt, (h,)) for part in norm_parts]
     if arch.prediction_head is not None:
@@ -170,6 +172,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
             for n in names[: 2 if layer.mlp == "moe" else 1]:
                 out += [(f"{p}{n}.W_down.weight", dt, (rank, h)), (f"{p}{n}.W_up.weight", dt, (h, rank))]
         out += attn + mlp
+        if arch.encoder_attention and attn:
+            out += _encoder_attention(cfg, p, h, dt, norm_parts)
         if arch.ngpt_scales:
             out += _ngpt_scales(cfg, layer, p, h, dt, bool(attn), bool(mlp))
         if arch.gated_residual_streams:
@@ -227,6 +231,18 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     if arch.diffusion_decoder:
         out += _diffusion_decoder(cfg, layers, h, dt, out)
     return out
+
+
+def _encoder_attention(cfg: ArchConfig, p: str, h: int, dt: str, norm_parts: tuple[str, ...]) -> list[Triple]:
+    """A BART-style decoder layer's cross-attention (TrOCR's encoder_attn): its queries and output over the
+    decoder's width, its keys and values from the encoder's states, cross_attention_hidden_size wide (the
+    decoder's own width when null), every projection biased, a LayerNorm of its own before it."""
+    encoder = cfg.number("cross_attention_hidden_size", default=h) or h
+    a = p + "encoder_attn."
+    out: list[Triple] = []
+    for name, cols in (("q_proj", h), ("k_proj", encoder), ("v_proj", encoder), ("out_proj", h)):
+        out += [(f"{a}{name}.weight", dt, (h, cols)), (f"{a}{name}.bias", dt, (h,))]
+    return out + [(f"{p}encoder_attn_layer_norm.{part}", dt, (h,)) for part in norm_parts]
 
 
 def _bert_decoder(cfg: ArchConfig, depth: int, h: int, vocab: int, dt: str) -> list[Triple]:

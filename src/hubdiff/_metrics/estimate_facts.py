@@ -259,6 +259,14 @@ class ArchitectureFacts:
     # cross-attention into the image encoder and a gated MLP, each after a weight-only norm
     t5_decoder: bool = False
     segment_embeddings: int = 0  # rows of a segment embedding added to every position (Kosmos-2.5's two)
+    # a BART-style cross-attention (encoder_attn: biased q/k/v/out_proj, keys and values read from
+    # cross_attention_hidden_size wide encoder states, and its own LayerNorm) in every decoder layer, built
+    # because the causal-LM class always sets is_decoder (TrOCR)
+    encoder_attention: bool = False
+    # switches for the learned position table and the embedding's LayerNorm where a key turns them off
+    # (TrOCR's use_learned_position_embeddings: sinusoidal positions saved nowhere; layernorm_embedding)
+    learned_positions_switch: Switch = ALWAYS
+    embedding_norm_switch: Switch = NEVER
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -768,6 +776,24 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # Moshi's text decoder (modeling_moshi.py, MoshiForCausalLM): a gated MLP whose fc1 holds gate and up
     # (ffn_dim rows) over fc2's ffn_dim / 2, one embedding row beyond the vocabulary, a head never tied
     "moshi": ArchitectureFacts(mlp_width_divisor=2, extra_embedding_rows=1, never_tied=True),
+    # TrOCR's decoder (modeling_trocr.py, TrOCRForCausalLM): BART's decoder layers (biased self-attention,
+    # a cross-attention into the image encoder, a plain biased fc1 / fc2 decoder_ffn_dim wide, a biased
+    # LayerNorm after each of the three), learned positions two rows longer than max_position_embeddings or
+    # sinusoidal ones saved nowhere, a LayerNorm on the embeddings when layernorm_embedding, no final norm;
+    # the head is output_projection, tied to the embedding or not; scale_embedding only multiplies
+    "trocr": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        final_norm=False,
+        learned_positions=2,
+        learned_positions_switch=Switch(("use_learned_position_embeddings",), True),
+        embedding_norm_switch=Switch(("layernorm_embedding",), True),
+        encoder_attention=True,
+        dense_width_key="decoder_ffn_dim",
+        aliased_keys=("decoder_layers", "decoder_attention_heads"),
+        nulls_mean_default=("cross_attention_hidden_size",),  # null: keys and values from d_model
+    ),
     # Pix2Struct's text decoder (modeling_pix2struct.py): its attention projections are hidden_size square
     # whatever d_kv says; relative_attention_max_distance only clips the buckets
     "pix2struct_text_model": ArchitectureFacts(
