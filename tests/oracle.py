@@ -1007,6 +1007,8 @@ def _kv(metrics: Any, truth: Truth) -> list[str]:
         match = _KV_PROJECTION.search(name)
         if ".cross_attn." in name:  # keys and values of the image's features, cached once per image
             continue
+        if ".encoder_attn." in name:  # of the encoder's states (MusicGen's text): cached once per prompt
+            continue
         if match and classify(name, shape, by_layer, metrics.cfg.num_layers)[0] == "attention":
             # a second stack's copy of a layer's projection (DiffusionGemma's decoder, untied) reads the
             # first stack's cache: one layer caches once

@@ -150,6 +150,7 @@ _EMBED = {
     "segment_emb",  # Kosmos-2.5's image / text segments
 }
 _HEAD = {"lm_head", "embed_out", "output", "unembed", "lm_loss"}  # unembed: Inkling 2's; lm_loss: XLNet's
+_HEAD |= {"lm_heads"}  # MusicGen's: a head of each codebook
 _ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}
 _ATTN = {
     "mlstm_layer",  # xLSTM's mLSTM
@@ -167,6 +168,7 @@ _ATTN = {
     "rel_attn",  # XLNet's relative attention
     "crossattention",  # BERT-style decoders' (BLIP's text decoder)
     "encoder_decoder_attention",  # Pix2Struct's decoder's cross-attention
+    "encoder_attn",  # BART-style decoders' cross-attention (MusicGen's decoder)
     "position_bias",  # CPM-Ant's relative position bias, one table per head shared by every layer
 }
 _LINEAR_NAMES = {

@@ -259,6 +259,13 @@ class ArchitectureFacts:
     # cross-attention into the image encoder and a gated MLP, each after a weight-only norm
     t5_decoder: bool = False
     segment_embeddings: int = 0  # rows of a segment embedding added to every position (Kosmos-2.5's two)
+    # MusicGen's decoder (modeling_musicgen.py, MusicgenForCausalLM): num_codebooks embeddings of vocab_size
+    # + 1 rows (the pad / start token) and as many heads of vocab_size, never tied; unbiased q/k/v/out
+    # projections, an unbiased fc1 / fc2 MLP ffn_dim wide, biased LayerNorms, sinusoidal positions saved
+    # nowhere; with decoder_cross_attention every layer attends the text encoder's states (encoder_attn and
+    # its norm, whatever add_cross_attention says); MusicGen Melody's prepends its conditioning instead
+    codebook_decoder: bool = False
+    decoder_cross_attention: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -768,6 +775,18 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
     # Moshi's text decoder (modeling_moshi.py, MoshiForCausalLM): a gated MLP whose fc1 holds gate and up
     # (ffn_dim rows) over fc2's ffn_dim / 2, one embedding row beyond the vocabulary, a head never tied
     "moshi": ArchitectureFacts(mlp_width_divisor=2, extra_embedding_rows=1, never_tied=True),
+    # MusicGen's and MusicGen Melody's decoders, as their causal-LM classes build them (the text model of the
+    # composite musicgen / musicgen_melody configs); audio_channels only says how the codebooks pair into
+    # stereo streams, and cross_attention_hidden_size only whether the composite class projects the text
+    # encoder's states (enc_to_dec_proj, not the decoder's)
+    "musicgen_decoder": ArchitectureFacts(
+        codebook_decoder=True,
+        decoder_cross_attention=True,
+        unused_keys=("audio_channels", "add_cross_attention", "cross_attention_hidden_size"),
+    ),
+    "musicgen_melody_decoder": ArchitectureFacts(
+        codebook_decoder=True, unused_keys=("audio_channels", "add_cross_attention")
+    ),
     # Pix2Struct's text decoder (modeling_pix2struct.py): its attention projections are hidden_size square
     # whatever d_kv says; relative_attention_max_distance only clips the buckets
     "pix2struct_text_model": ArchitectureFacts(
