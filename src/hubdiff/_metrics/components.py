@@ -363,6 +363,8 @@ def classify(
         return "embeddings", layer
     if segments[-1] == "z_L_init":  # HRM: the L stream's learned initial state, added to the input embeddings
         return "embeddings", layer
+    if len(segments) > 2 and segments[-3] == "lm_heads":  # a head a codebook, under a composite's decoder
+        return "output_head", layer  # (MusicGen's decoder.lm_heads.{i})
     if "cls" in segset and "predictions" in segset:  # BERT's prediction head: transform, decoder, bias
         return "output_head", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (
