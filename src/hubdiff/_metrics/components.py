@@ -150,6 +150,7 @@ _EMBED = {
     "segment_emb",  # Kosmos-2.5's image / text segments
 }
 _HEAD = {"lm_head", "embed_out", "output", "unembed", "lm_loss"}  # unembed: Inkling 2's; lm_loss: XLNet's
+_HEAD |= {"lm_heads"}  # MusicGen's: a head of each codebook
 _ALTUP = {"altup", "altup_projections", "altup_unembed_projections"}
 _ATTN = {
     "mlstm_layer",  # xLSTM's mLSTM
@@ -167,7 +168,7 @@ _ATTN = {
     "rel_attn",  # XLNet's relative attention
     "crossattention",  # BERT-style decoders' (BLIP's text decoder)
     "encoder_decoder_attention",  # Pix2Struct's decoder's cross-attention
-    "encoder_attn",  # BART-style decoders' cross-attention into the encoder (TrOCR's)
+    "encoder_attn",  # BART-style decoders' cross-attention into the encoder (TrOCR's, MusicGen's decoder)
     "position_bias",  # CPM-Ant's relative position bias, one table per head shared by every layer
 }
 _LINEAR_NAMES = {
@@ -365,6 +366,8 @@ def classify(
         return "embeddings", layer
     if segments[-1] == "z_L_init":  # HRM: the L stream's learned initial state, added to the input embeddings
         return "embeddings", layer
+    if len(segments) > 2 and segments[-3] == "lm_heads":  # a head a codebook, under a composite's decoder
+        return "output_head", layer  # (MusicGen's decoder.lm_heads.{i})
     if "cls" in segset and "predictions" in segset:  # BERT's prediction head: transform, decoder, bias
         return "output_head", layer
     if (segset & _HEAD and (segments[-2] in _HEAD or segments[0] in _HEAD)) or (

@@ -46,6 +46,7 @@ EXPERT_KEYS, EXPERTS_PER_TOKEN_KEYS, LAYER_KEYS = (
 MAX_DIM, MAX_LAYERS, MTP_LAYER_KEYS = _keys.MAX_DIM, _keys.MAX_LAYERS, _keys.MTP_LAYER_KEYS
 MULTIPLIER_KEY, SHARED_EXPERT_KEYS, SIZE_KEY = _keys.MULTIPLIER_KEY, _keys.SHARED_EXPERT_KEYS, _keys.SIZE_KEY
 TEXT_CONFIG_KEYS, VISION_CONFIG_KEYS = _keys.TEXT_CONFIG_KEYS, _keys.VISION_CONFIG_KEYS
+DECODER_TEXT_TYPES = _keys.DECODER_TEXT_TYPES
 
 
 def _num(value: Any) -> int | None:
@@ -329,7 +330,7 @@ def _read_with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[s
                 # standardization adds rope_theta and rope_type to rope_scaling), and ``raw`` is the
                 # snapshot's config, which is cached and recorded as the Hub sent it
                 config = cls.from_dict(copy.deepcopy({k: v for k, v in raw.items() if k != "auto_map"}))
-                text = config.get_text_config()
+                text = config.get_text_config(decoder=True if model_type in DECODER_TEXT_TYPES else None)
                 vision = getattr(config, "vision_config", None)
         except MemoryError:  # never a fallback to the raw keys: exit 3, the one line of an unexpected error
             raise
@@ -378,6 +379,9 @@ class ArchConfig:
             nested = self.raw.get(key)
             if isinstance(nested, dict) and nested:
                 return nested
+        decoder = self.raw.get("decoder")
+        if self.raw.get("model_type") in DECODER_TEXT_TYPES and isinstance(decoder, dict) and decoder:
+            return decoder
         return self.raw
 
     def _first_set(self, keys: tuple[str, ...]) -> Any:

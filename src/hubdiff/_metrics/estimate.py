@@ -54,6 +54,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         return _bert_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
     if arch.t5_decoder:
         return _t5_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
+    if arch.codebook_decoder:
+        return _codebook_decoder(cfg, arch, len(layers), h, vocab, dt) + _vision(cfg, h)
     for switch in (arch.qkv_bias, arch.o_bias, arch.mlp_bias, arch.head_bias):
         switch.on(
             cfg
@@ -316,6 +318,31 @@ def _t5_decoder(cfg: ArchConfig, depth: int, h: int, vocab: int, dt: str) -> lis
         out += [(b + "mlp.DenseReluDense.wo.weight", dt, (h, ff)), (b + "mlp.layer_norm.weight", dt, (h,))]
     if not cfg.tied_embeddings:
         out.append((d + "lm_head.weight", dt, (vocab, h)))
+    return out
+
+
+def _codebook_decoder(
+    cfg: ArchConfig, arch: ArchitectureFacts, depth: int, h: int, vocab: int, dt: str
+) -> list[Triple]:
+    """MusicGen's decoder (modeling_musicgen.py, modeling_musicgen_melody.py): a token is one code of each
+    of num_codebooks codebooks, embedded each by its own table (one row beyond the vocabulary for the pad
+    / start code) and summed, and predicted by a head of each; pre-LN layers of unbiased attention
+    (and, in MusicGen's, cross-attention into the text encoder) and an unbiased fc1 / fc2 MLP, each after a
+    biased LayerNorm, and one after the last layer."""
+    books = cfg.number("num_codebooks", default=4) or 0
+    ff = cfg.number("ffn_dim", "intermediate_size", default=4 * h) or 0
+    d = "model.decoder."
+    out: list[Triple] = [(f"{d}embed_tokens.{c}.weight", dt, (vocab + 1, h)) for c in range(books)]
+    out += [(f"{d}layer_norm.{part}", dt, (h,)) for part in ("weight", "bias")]
+    attentions = ("self_attn", "encoder_attn") if arch.decoder_cross_attention else ("self_attn",)
+    for i in range(depth):
+        b = f"{d}layers.{i}."
+        for part in attentions:
+            out += [(f"{b}{part}.{p}.weight", dt, (h, h)) for p in ("q_proj", "k_proj", "v_proj", "out_proj")]
+            out += [(f"{b}{part}_layer_norm.{x}", dt, (h,)) for x in ("weight", "bias")]
+        out += [(b + "fc1.weight", dt, (ff, h)), (b + "fc2.weight", dt, (h, ff))]
+        out += [(f"{b}final_layer_norm.{x}", dt, (h,)) for x in ("weight", "bias")]
+    out += [(f"lm_heads.{c}.weight", dt, (vocab, h)) for c in range(books)]
     return out
 
 

@@ -267,6 +267,13 @@ class ArchitectureFacts:
     # (TrOCR's use_learned_position_embeddings: sinusoidal positions saved nowhere; layernorm_embedding)
     learned_positions_switch: Switch = ALWAYS
     embedding_norm_switch: Switch = NEVER
+    # MusicGen's decoder (modeling_musicgen.py, MusicgenForCausalLM): num_codebooks embeddings of vocab_size
+    # + 1 rows (the pad / start token) and as many heads of vocab_size, never tied; unbiased q/k/v/out
+    # projections, an unbiased fc1 / fc2 MLP ffn_dim wide, biased LayerNorms, sinusoidal positions saved
+    # nowhere; with decoder_cross_attention every layer attends the text encoder's states (encoder_attn and
+    # its norm, whatever add_cross_attention says); MusicGen Melody's prepends its conditioning instead
+    codebook_decoder: bool = False
+    decoder_cross_attention: bool = False
 
 
 _QWEN2 = ArchitectureFacts(qkv_bias=ALWAYS, o_bias=NEVER)
@@ -793,6 +800,18 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         dense_width_key="decoder_ffn_dim",
         aliased_keys=("decoder_layers", "decoder_attention_heads"),
         nulls_mean_default=("cross_attention_hidden_size",),  # null: keys and values from d_model
+    ),
+    # MusicGen's and MusicGen Melody's decoders, as their causal-LM classes build them (the text model of the
+    # composite musicgen / musicgen_melody configs); audio_channels only says how the codebooks pair into
+    # stereo streams, and cross_attention_hidden_size only whether the composite class projects the text
+    # encoder's states (enc_to_dec_proj, not the decoder's)
+    "musicgen_decoder": ArchitectureFacts(
+        codebook_decoder=True,
+        decoder_cross_attention=True,
+        unused_keys=("audio_channels", "add_cross_attention", "cross_attention_hidden_size"),
+    ),
+    "musicgen_melody_decoder": ArchitectureFacts(
+        codebook_decoder=True, unused_keys=("audio_channels", "add_cross_attention")
     ),
     # Pix2Struct's text decoder (modeling_pix2struct.py): its attention projections are hidden_size square
     # whatever d_kv says; relative_attention_max_distance only clips the buckets

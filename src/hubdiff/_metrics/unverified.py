@@ -212,6 +212,7 @@ _RESOLVED_INTO_LAYER_TYPES = frozenset(
 # Keys of an outer config that size tensors hubdiff does not write, with what they size
 _OUTER_NOT_MODELLED = {
     "backbone_hidden_size": "a drafter's projections from and to its target model's width (Gemma 4's assistants)",
+    "num_chroma": "MusicGen Melody's projection of the melody's chroma into the decoder (audio_enc_to_dec_proj)",
 }
 
 # Switches of an outer config that, on, add tensors hubdiff does not write, with what they add
@@ -347,6 +348,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         counted |= {"audio_config"}
     counted |= OWN_PARTS.get(str(cfg.raw.get("model_type")), frozenset())  # counted with the tower
     for key, value in cfg.raw.items():  # an audio tower, a talker, a second model: not counted
+        if value is cfg.raw_text:  # the part read as the text model (MusicGen's decoder)
+            continue
         if key not in _MODELLED_PARTS | counted and isinstance(value, dict) and _MODEL_KEYS & set(value):
             reasons.append(f"{key}: a further model (audio tower, talker, ...) that is not counted")
     # key names come from the Hub: bounded in length and number, so a hostile config cannot flood a report

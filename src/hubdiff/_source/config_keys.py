@@ -63,3 +63,7 @@ HUBDIFF_NUMERIC_KEYS = frozenset(
 # Where multimodal configs nest the language model and the vision tower, in order of preference
 TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config")
 VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config")
+# Composite configs whose language model (what their causal-LM class builds) is the sub-config under
+# "decoder", beside a text encoder and an audio codec of their own (MusicGen): their configuration class
+# cannot say which of its text parts is the text model without being asked for the decoder's
+DECODER_TEXT_TYPES = frozenset({"musicgen", "musicgen_melody"})
