@@ -63,3 +63,6 @@ HUBDIFF_NUMERIC_KEYS = frozenset(
 # Where multimodal configs nest the language model and the vision tower, in order of preference
 TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config")
 VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config")
+# Where a config that is no text config itself nests a whole vision-language model beside other stacks
+# (PI0's PaliGemma beside its action expert): its language model and tower are the text and vision read
+NESTED_MODEL_KEYS = ("vlm_config",)
