@@ -363,7 +363,10 @@ def classify(
     if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):
         return "mtp", layer
     if len(shape) == 1 and segments[-3:-1] in (["embeddings", "LayerNorm"], ["embeddings", "norm"]):
-        return "norms", layer  # a LayerNorm on the embeddings (BERT's, GIT's, ModernBERT's), a norm as BLOOM's is
+        return (
+            "norms",
+            layer,
+        )  # a LayerNorm on the embeddings (BERT's, GIT's, ModernBERT's), a norm as BLOOM's is
     if segset & _EMBED and not segset & _ATTN:
         return "embeddings", layer
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
