@@ -493,6 +493,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     out += _gemma_variants(out[0][1])
     out += _gemma_towers(model_type, out[0][1])
     out += _inkling_variants(model_type, out[0][1])
+    out += _action_expert_variants(out[0][1])
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")
@@ -503,6 +504,25 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         ]
         out.append(("sliding", sliding))
     return out
+
+
+def _action_expert_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """An action expert (dit_config) beside a nested vision-language model (vlm_config) that the other
+    variations, which vary a text part at the top, leave as it is: a narrower expert with biased
+    attention, other state and action widths, and the language model's embedding untied (the nested
+    model is built headless: no head appears)."""
+    dit, vlm = default.get("dit_config"), default.get("vlm_config")
+    if not isinstance(dit, dict) or not isinstance(vlm, dict):
+        return []
+    varied = copy.deepcopy(default)
+    varied["dit_config"].update(hidden_size=512, intermediate_size=1536, attention_bias=True)
+    for key, value in (("max_action_dim", 7), ("max_state_dim", 14)):
+        if key in varied:
+            varied[key] = value
+    varied["vlm_config"]["tie_word_embeddings"] = False
+    if isinstance(varied["vlm_config"].get("text_config"), dict):
+        varied["vlm_config"]["text_config"]["tie_word_embeddings"] = False
+    return [("expert", varied)]
 
 
 def _fit_loop(config: dict[str, Any]) -> None:
@@ -766,20 +786,21 @@ def _decoder_layers(decoder: Any, towers: frozenset[int] = frozenset()) -> list[
     return max(lists, key=len) if lists else []
 
 
-def _unrun_by_text(model: Any, decoder: Any) -> set[int]:
+def _unrun_by_text(model: Any, decoder: Any, **inputs: Any) -> set[int]:
     """The parameters of the decoder's parts that a forward of text alone never calls, when the decoder
     holds a vision tower: what runs once per image beside it (GIT's visual_projection into the text
     width, Phi-4-multimodal's image and audio embedders inside its embedding module) is no more what a
     token uses than the tower is. Found by running four tokens through the model on the meta device: a
     part never called whose parent was, and nothing under it called; a model that will not run without
-    an image (IDEFICS) gives none."""
+    an image (IDEFICS) gives none. ``inputs`` beside the tokens: a nested model's empty cache, without
+    which its mask looks for packed sequences, which meta tensors cannot tell."""
     import torch
 
     called: set[int] = set()
     hooks = [m.register_forward_hook(lambda m, *_: called.add(id(m))) for m in decoder.modules()]
     try:
         with _quiet(), torch.no_grad():
-            model(input_ids=torch.zeros(1, 4, dtype=torch.long, device="meta"))
+            model(input_ids=torch.zeros(1, 4, dtype=torch.long, device="meta"), **inputs)
     except Exception:
         return set()
     finally:
@@ -826,6 +847,22 @@ def _top_k(block: Any, text_config: Any) -> int | None:
     return None
 
 
+# where a config with no text part of its own nests a whole vision-language model beside its other stacks
+# (PI0's and PI0.5's PaliGemma beside their action expert)
+_NESTED_MODEL_KEYS = ("vlm_config",)
+
+
+def _nested_models(config_obj: Any) -> list[Any]:
+    """The vision-language models nested in a config that is no text config itself: their towers run once
+    per image as a top-level tower does, and every other stack beside them (an action expert sharing
+    their cache) is a decoder stack, not another modality's encoder."""
+    with contextlib.suppress(Exception):
+        if config_obj.get_text_config() is not config_obj:
+            return []
+    parts = [getattr(config_obj, k, None) for k in _NESTED_MODEL_KEYS]
+    return [p for p in parts if p is not None and getattr(p, "vision_config", None) is not None]
+
+
 def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
     """The figures from the model's modules (not from tensor names): which parameters are the language
     model's (``get_decoder`` and the output embeddings), which are routed experts and how many of them
@@ -867,6 +904,9 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
     # nor does an image tokenizer (Chameleon's VQ-VAE, built from vq_config inside its model)
     tower_configs = [getattr(config_obj, k, None) for k in ("vision_config", "vq_config")]
     tower_configs = [c for c in tower_configs if c is not None]
+    nested = _nested_models(config_obj)
+    for part in nested:
+        tower_configs += [c for c in (getattr(part, k, None) for k in ("vision_config", "vq_config")) if c]
     for vision_config in tower_configs:
         for module in decoder.modules():
             if module is not decoder and getattr(module, "config", None) is vision_config:
@@ -874,11 +914,18 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
                 text_ids -= {id(t) for t in module.state_dict(keep_vars=True).values()}
     if towers:
         text_ids -= _unrun_by_text(model, decoder)
+    # a nested vision-language model runs text alone where the whole (PI0: it wants a robot state) will not
+    for part in nested:
+        for module in decoder.modules():
+            if getattr(module, "config", None) is part:
+                from transformers import DynamicCache
+
+                text_ids -= _unrun_by_text(module, module, cache=DynamicCache(config=part.get_text_config()))
     # the layers of another modality's encoder held there too (Phi-4-multimodal's conformer, built from its
     # audio_config) are not the decoder's
     not_decoder = set(towers)
     text_config_obj = config_obj.get_text_config()
-    for key in getattr(config_obj, "sub_configs", None) or {}:
+    for key in getattr(config_obj, "sub_configs", None) or {} if not nested else {}:
         sub = getattr(config_obj, key, None)
         if sub is None or any(sub is c for c in tower_configs) or sub is text_config_obj:
             continue

@@ -105,6 +105,15 @@ _TOP_PROJECTOR = {
     "pre_mm_projector_norm",
     "pre_projection",
     "post_projection",
+    # PI0's and PI0.5's projections of the robot's state and actions into the action expert's width and
+    # out of it, and their timestep MLPs: another modality's side, not a text token's
+    "action_in_proj",
+    "state_proj",
+    "action_time_mlp_in",
+    "action_time_mlp_out",
+    "time_mlp_in",
+    "time_mlp_out",
+    "action_out_proj",
 }
 _SCALE_SUFFIXES = (
     "_scale_inv",
@@ -458,6 +467,12 @@ def classify(
         return "norms", layer  # Ergo's residual gates: a learned per-channel mix, as a norm's
     if len(segments) >= 3 and segments[-3].endswith("layernorm") and segments[-2] in ("W_down", "W_up"):
         return "norms", layer  # A.X-K2's gated norm: a low-rank gate inside the norm
+    if (
+        len(segments) >= 3
+        and segments[-2] == "dense"
+        and (segments[-3].endswith("layernorm") or segments[-3] == "norm")
+    ):
+        return "norms", layer  # PI0.5's adaptive norms: a linear from the timestep to scale, shift and gate
     if in_attn:
         return "attention", layer
     if segments[-3:-1] in (["intermediate", "dense"], ["output", "dense"]) and layer is not None:

@@ -332,6 +332,8 @@ def _read_with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[s
                 config = cls.from_dict(copy.deepcopy({k: v for k, v in raw.items() if k != "auto_map"}))
                 text = config.get_text_config(decoder=True if model_type in DECODER_TEXT_TYPES else None)
                 vision = getattr(config, "vision_config", None)
+                if text is config:
+                    text, vision = _nested_model_parts(config, text, vision)
         except MemoryError:  # never a fallback to the raw keys: exit 3, the one line of an unexpected error
             raise
         except Exception as exc:  # hostile or newer-than-installed input: the class's validation said no
@@ -340,6 +342,20 @@ def _read_with_transformers(raw: dict[str, Any]) -> tuple[dict[str, Any], dict[s
         text_dict = _export(text)
         vision_dict = _export(vision) if vision is not None and not isinstance(vision, dict) else None
     return text_dict, vision_dict, f"config read with {version} {type(text).__name__}"
+
+
+def _nested_model_parts(config: Any, text: Any, vision: Any) -> tuple[Any, Any]:
+    """The language model and tower of a vision-language model nested in a config with no text part of
+    its own (``NESTED_MODEL_KEYS``), or the parts as found."""
+    for key in _keys.NESTED_MODEL_KEYS:
+        part = getattr(config, key, None)
+        if part is None or isinstance(part, dict) or getattr(part, "vision_config", None) is None:
+            continue
+        with contextlib.suppress(ValueError):  # several text configs: none chosen
+            inner = part.get_text_config()
+            if inner is not part:
+                return inner, part.vision_config
+    return text, vision
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,14 @@ from .estimate_mixers import _attention, _zamba, mamba_shape
 from .estimate_mlp import _mlp, dense_intermediate
 from .estimate_vision import _vision, vision_kind
 from .estimate_vq import vq_tokenizer
-from .layers import LayerInfo, block_configs
+from .layers import LayerInfo, block_configs, layer_census
 
 # what other modules take from here, defined beside it
 __all__ = [
     "ARCHITECTURE_FACTS",
     "ASSUMPTIONS",
     "Triple",
+    "action_expert_parts",
     "facts",
     "layer_heads",
     "mamba_shape",
@@ -50,6 +51,9 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
     h = cfg.hidden_size or 0
     vocab = cfg.vocab_size or 0
     arch, _ = facts(cfg)
+    outer_facts = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")))
+    if outer_facts is not None and outer_facts.action_expert:
+        return _action_expert_model(cfg, outer_facts, layers, dt)
     if arch.bert_decoder:
         return _bert_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
     if arch.t5_decoder:
@@ -483,3 +487,68 @@ def _diffusion_decoder(
         (s + "up_proj.weight", dt, (inter, h)),
         (s + "down_proj.weight", dt, (h, inter)),
     ]
+
+
+def action_expert_parts(cfg: ArchConfig) -> tuple[ArchConfig, ArchConfig, list[LayerInfo]] | None:
+    """PI0's two stacks, read once for the estimate and for the doubts: the vision-language model (its
+    text and tower already read as the config's own, the keys read recorded with the config's) and the
+    action expert, whose vocabulary the class sets to the language model's, with its layers."""
+    cached = getattr(cfg, "_action_expert_parts", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    vlm, dit = cfg.raw.get("vlm_config"), cfg.raw.get("dit_config")
+    if not isinstance(vlm, dict) or not isinstance(dit, dict):
+        return None
+    inner = ArchConfig(vlm, cfg.resolved_text, cfg.resolved_vision, cfg.reader, cfg.read_keys)
+    vocab = cfg.vocab_size
+    expert = ArchConfig.read(
+        {**dit, **({"vocab_size": vocab} if vocab else {})}, use_transformers=cfg.via_transformers
+    )
+    expert_arch = facts(expert)[0]
+    parts = (inner, expert, layer_census(expert, expert_arch.sublayers, expert_arch.inkling > 0))
+    object.__setattr__(cfg, "_action_expert_parts", parts)
+    return parts
+
+
+def _action_expert_model(
+    cfg: ArchConfig, outer: ArchitectureFacts, layers: list[LayerInfo], dt: str
+) -> list[Triple]:
+    """PI0 and PI0.5 (modeling_pi0.py, modeling_pi05.py): the vision-language model built headless
+    (AutoModel), the action expert beside it under the checkpoints' names, and the projections of the
+    state, the noisy actions and the timestep into the expert's width and of its output to actions.
+    PI0's expert is the Gemma model its config names, its token embedding stored as its lm_head; PI0.5's
+    has none, and each of its norms is a linear from the timestep embedding to scale, shift and gate."""
+    parts = action_expert_parts(cfg)
+    if parts is None:
+        return []
+    inner, expert, expert_layers = parts
+    out = [t for t in synthesize(inner, layers) if not t[0].startswith("lm_head.")]
+    h = expert.hidden_size or 0
+    e = "paligemma_with_expert.gemma_expert."
+    for name, d, shape in synthesize(expert, expert_layers):
+        if name.startswith("lm_head."):
+            continue
+        if name == "model.embed_tokens.weight":
+            if not outer.adaptive_action_norms:
+                out.append((e + "lm_head.weight", d, shape))
+            continue
+        if outer.adaptive_action_norms and name.endswith("norm.weight") and len(shape) == 1:
+            norm = e + name.removesuffix("weight")
+            out += [(norm + "dense.weight", d, (3 * h, h)), (norm + "dense.bias", d, (3 * h,))]
+            continue
+        out.append((e + name, d, shape))
+    actions = cfg.number("max_action_dim", default=32) or 0
+
+    def linear(name: str, rows: int, cols: int) -> list[Triple]:
+        return [(name + ".weight", dt, (rows, cols)), (name + ".bias", dt, (rows,))]
+
+    out += linear("action_in_proj", h, actions) + linear("action_out_proj", actions, h)
+    if outer.adaptive_action_norms:
+        return out + linear("time_mlp_in", h, h) + linear("time_mlp_out", h, h)
+    state = cfg.number("max_state_dim", default=32) or 0
+    return (
+        out
+        + linear("state_proj", h, state)
+        + linear("action_time_mlp_in", h, 2 * h)
+        + linear("action_time_mlp_out", h, h)
+    )

@@ -213,6 +213,13 @@ class ArchitectureFacts:
     # MLP intermediate_size wide) before it
     diffusion_decoder: bool = False
     global_k_eq_v: bool = False  # Gemma 4's attention_k_eq_v in every global layer, no key saying so
+    # PI0: a whole vision-language model (vlm_config, built headless) and an action expert (dit_config, a
+    # second Gemma-style stack writing into the same cache layers), with projections of the robot's state
+    # and actions in and out of the expert's width and an MLP over the action and timestep embeddings
+    action_expert: bool = False
+    # PI0.5: the timestep embedding goes through its own MLP and modulates every norm of the action expert
+    # (each a linear to scale, shift and gate, 3 x its width); no state projection, no token embedding
+    adaptive_action_norms: bool = False
     vq_tokenizer: bool = False
     # Ergo: each routed expert's output RMS-normed by a weight of its own (experts x hidden, kept with the
     # experts), the shared expert's output by one more
@@ -982,6 +989,13 @@ _INKLING2 = ArchitectureFacts(
 )
 for _model_type in ("inkling2_text", "inkling2", "inkling2_loop_text", "inkling2_loop"):
     ARCHITECTURE_FACTS[_model_type] = _INKLING2
+# PI0 and PI0.5: the action chunk's length, the denoising steps and the timestep's sampling and sinusoid
+# constants (a non-persistent buffer) size no tensor and no cache entry a token keeps
+_ACTION_CONSTANTS = ("chunk_size", "num_inference_steps", "time_sampling_offset", "min_period", "max_period")
+ARCHITECTURE_FACTS["pi0"] = ArchitectureFacts(action_expert=True, unused_keys=_ACTION_CONSTANTS)
+ARCHITECTURE_FACTS["pi05"] = ArchitectureFacts(
+    action_expert=True, adaptive_action_norms=True, unused_keys=_ACTION_CONSTANTS
+)
 # Unlimited-OCR's text model: DeepSeek-V2's MoE with plain attention, its shared experts biased with mlp_bias
 ARCHITECTURE_FACTS["unlimited_ocr_text"] = ArchitectureFacts(shared_expert_bias=True)
 

@@ -24,7 +24,7 @@ from .config import (
     absurd_layer_count,
     installed_transformers,
 )
-from .estimate import ARCHITECTURE_FACTS, facts, vision_kind
+from .estimate import ARCHITECTURE_FACTS, action_expert_parts, facts, vision_kind
 from .estimate_audio import audio_modelled
 from .estimate_facts import MLA_LAYER_KEYS
 from .estimate_inkling import inkling_doubts
@@ -293,6 +293,9 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         if value is not None and value != modelled:
             reasons.append(f"{key} {value!r}: a layout of {cfg.model_type} hubdiff does not write out")
     understood = cfg.read_keys | set(PATTERN_KEYS) | _IRRELEVANT | set(arch.unused_keys)
+    action_expert = ARCHITECTURE_FACTS.get(str(cfg.raw.get("model_type")))
+    if action_expert is not None and action_expert.action_expert:  # the outer config's keys, scanned here
+        understood |= set(action_expert.unused_keys)
     if cfg.via_transformers:  # the class has written these into the layer_types read
         understood |= _RESOLVED_INTO_LAYER_TYPES
         understood |= set(arch.aliased_keys)  # read through the class's attribute_map
@@ -347,6 +350,9 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     if audio_modelled(cfg):  # an audio tower counted with its projector (estimate_audio)
         counted |= {"audio_config"}
     counted |= OWN_PARTS.get(str(cfg.raw.get("model_type")), frozenset())  # counted with the tower
+    if action_expert is not None and action_expert.action_expert:
+        counted |= {"vlm_config", "dit_config"}
+        reasons += _action_expert_doubts(cfg)
     for key, value in cfg.raw.items():  # an audio tower, a talker, a second model: not counted
         if value is cfg.raw_text:  # the part read as the text model (MusicGen's decoder)
             continue
@@ -467,3 +473,17 @@ def _sizes_of_their_own(table: Any, config: dict[str, Any]) -> bool:
 
 
 MAX_TABLE_ENTRIES = 4096  # layers a per-layer table is read for: a hostile one cannot make this slow
+
+
+def _action_expert_doubts(cfg: ArchConfig) -> list[str]:
+    """PI0's doubts about its two stacks, each read as its own config: the vision-language model's text
+    config and tower, and the action expert's keys (whose reading a second stack makes no doubt of the
+    first's)."""
+    parts = action_expert_parts(cfg)
+    if parts is None:
+        return ["vlm_config or dit_config missing: the two stacks not counted"]
+    inner, expert, expert_layers = parts
+    out = [f"vlm_config: {r}" for r in unverified_reasons(inner, [])]
+    # the weights' dtype is the outer config's (read and checked there), not the nested text config's
+    out = [r for r in out if r != "vlm_config: dtype is null"]
+    return out + [f"dit_config: {r}" for r in unverified_reasons(expert, expert_layers)]

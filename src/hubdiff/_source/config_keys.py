@@ -67,3 +67,6 @@ VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config")
 # "decoder", beside a text encoder and an audio codec of their own (MusicGen): their configuration class
 # cannot say which of its text parts is the text model without being asked for the decoder's
 DECODER_TEXT_TYPES = frozenset({"musicgen", "musicgen_melody"})
+# Where a config that is no text config itself nests a whole vision-language model beside other stacks
+# (PI0's PaliGemma beside its action expert): its language model and tower are the text and vision read
+NESTED_MODEL_KEYS = ("vlm_config",)
