@@ -64,6 +64,9 @@ def _proven(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def summary(rows: list[dict[str, Any]]) -> list[str]:
+    from tests.oracle import generative_types
+
+    generative = generative_types()
     verdicts = Counter(r["verdict"] for r in rows)
     types = {r["model_type"] for r in rows}
     by_type = {t: {r["verdict"] for r in rows if r["model_type"] == t} for t in types}
@@ -79,6 +82,9 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
         f"{verdicts['not built']} not built",
         f"model_types proven (a row agrees, none disagrees unmarked): {len(_proven(rows))}; "
         f"every row of them exact: {len(exact_types)}",
+        f"of the {len(generative)} causal-LM and image-text-to-text model_types (masked-LM, seq2seq and speech "
+        f"mappings aside): {len(generative & set(_proven(rows)))} proven "
+        f"({len(generative & set(_proven(rows))) / max(len(generative), 1):.1%})",
         "unverified rows by first reason:",
         *(f"  {n:5d}  {reason}" for reason, n in reasons.most_common(15)),
     ]

@@ -1816,6 +1816,22 @@ def proven_types(rows: list[Row]) -> list[str]:
     return sorted(good - bad)
 
 
+def generative_types() -> set[str]:
+    """The model_types the proven share is of: those transformers maps to a causal-LM or an image-text-to-text
+    class, the encoder-only families (the masked-LM mapping) and the encoder-decoders (the seq2seq and speech
+    mappings) aside, as the installed transformers' auto mappings name them."""
+    from transformers.models.auto import modeling_auto as auto
+
+    generative = set(auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) | set(
+        auto.MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+    )
+    return generative - (
+        set(auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+        | set(auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES)
+        | set(auto.MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES)
+    )
+
+
 def sweep_type(model_type: str) -> list[Row]:
     """Every row of one model_type (unjudged), or one "not built" row saying why there is none."""
     cases, reason = sweep_cases(model_type)
