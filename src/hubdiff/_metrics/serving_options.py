@@ -1,6 +1,6 @@
 """How serving is asked for, apart from the rules that answer: ``ServingOptions``, and the figure names
 that carry them (``tokens_that_fit@tp8,80GB``); the flags of ``metrics``, ``diff`` and ``baseline init``
-that fill them are ``hubdiff.cli._serving_flags``.
+that fill them are ``hubdiff.cli._serving_flags``, with the defaults of ``serving_defaults``.
 
 A run without --tp, --ep, --pp or --gpu-memory, and a check whose baselines name no serving figure,
 never imports ``serving`` (~7 ms of a warm run, which is otherwise little more than the interpreter
@@ -16,16 +16,14 @@ from typing import Any
 from ..errors import UsageError
 from ..units import parse_quantity
 from .figures import COMPONENTS
+from .serving_defaults import (
+    DEFAULT_BATCHED_TOKENS,
+    DEFAULT_GPU_CLASS,
+    DEFAULT_UTILIZATION,
+    GPU_CLASSES,
+    MAMBA_CACHE_MODES,
+)
 
-VLLM_VERSION = "0.33.0"
-MAMBA_CACHE_MODES = ("align", "none")
-DEFAULT_UTILIZATION = 0.92  # vllm/config/cache.py CacheConfig.gpu_memory_utilization
-# The GPU class decides the attention backends vLLM picks (platforms/cuda.py _get_backend_priorities),
-# and with them the MLA block size and the Gated DeltaNet prefill: sm90 (Hopper, H100/H200) or sm100
-# (Blackwell, B200/GB200). sm90 unless --gpu-class says otherwise.
-GPU_CLASSES = ("sm90", "sm100")
-DEFAULT_GPU_CLASS = "sm90"
-DEFAULT_BATCHED_TOKENS = 8192  # engine/arg_utils.py get_batch_defaults: vllm serve on a >= 70 GiB GPU
 EP_MULTIPLE_RULE = (
     "the expert-parallel group is the tensor-parallel group flattened across data parallelism, "
     "so --ep must be --tp x a data-parallel size (fused_moe/config.py FusedMoEParallelConfig.make)"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .serving_options import EP_MULTIPLE_RULE, VLLM_VERSION
+from .serving_defaults import VLLM_VERSION
+from .serving_options import EP_MULTIPLE_RULE
 
 _V = f"vLLM {VLLM_VERSION}"
 

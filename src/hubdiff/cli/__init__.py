@@ -53,8 +53,8 @@ def _register(command: str, parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """Every command is named (for ``hubdiff --help``), but only ``command``'s arguments are built when
-    it is given: building all of them imports every command's file."""
+    """Only ``command``'s parser is built when it is given (each costs an ArgumentParser, and building its
+    arguments imports its file); every command, for ``hubdiff --help`` and a name that is none of them."""
     parser = argparse.ArgumentParser(
         prog="hubdiff",
         description=(
@@ -75,10 +75,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hubdiff {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    named = command if command in COMMANDS else None  # else every command, for --help and a mistyped name
     for name, help_line in COMMANDS.items():
-        command_parser = commands.add_parser(name, help=help_line)
-        if command is None or command == name:
-            _register(name, command_parser)
+        if named is None or named == name:
+            _register(name, commands.add_parser(name, help=help_line))
     return parser
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .. import _say, errors
 from .._metrics.options import MetricsOptions
+from .._metrics.serving_options import DEFAULT_GPU_CLASS, ServingOptions, checked_options, parse_memory
 from .._source import Sources
 from .._source.cache import SnapshotCache
 from ..visible import printable_lines
@@ -86,3 +87,29 @@ def emit(report: Report, args: argparse.Namespace) -> int:
     if written:  # a run that prints nothing else still says where its output went
         _say.notice(printable_lines(f"hubdiff: wrote {', '.join(written)}"))
     return report.exit_code
+
+
+def serving_options_from(args: argparse.Namespace) -> list[ServingOptions]:
+    """The serving configurations the flags ask for: one per --tp value; none without --tp / --gpu-memory."""
+    tp_text = getattr(args, "tp", None)
+    memory = getattr(args, "gpu_memory", None)
+    if tp_text is None and memory is None and getattr(args, "ep", 1) == 1 and getattr(args, "pp", 1) == 1:
+        return []
+    sizes = []
+    for part in str(tp_text or "1").split(","):
+        if not part.strip().isdigit() or len(part.strip()) > 4:
+            raise errors.UsageError(f"--tp {tp_text!r}: a whole number, or several separated by commas (1,2,4,8)")
+        sizes.append(int(part))
+    if len(sizes) > 16:
+        raise errors.UsageError("--tp: at most 16 sizes at once")
+    base = ServingOptions(
+        ep=args.ep,
+        pp=args.pp,
+        gpu_memory=parse_memory(memory) if memory is not None else None,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        block_size=args.block_size,
+        gpu_class=getattr(args, "gpu_class", DEFAULT_GPU_CLASS),
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        mamba_cache_mode=args.mamba_cache_mode,
+    )
+    return [checked_options(replace(base, tp=tp)) for tp in dict.fromkeys(sizes)]

@@ -13,8 +13,7 @@ from .._metrics.memory import total_memory
 from .._render.text import fit, memory_text, metrics_text
 from .._source import parse_source
 from . import gguf
-from ._cli_utils import options_from, sources_from
-from ._serving_flags import options_from_args
+from ._cli_utils import options_from, serving_options_from, sources_from
 
 
 def metrics_output(args: argparse.Namespace, listed: str | None = None) -> tuple[str, str | None] | int:
@@ -24,7 +23,7 @@ def metrics_output(args: argparse.Namespace, listed: str | None = None) -> tuple
     if gguf.is_local_gguf(args):
         return gguf.run(args, "metrics")
     options = replace(options_from(args, config_only=args.config_only), witness=args.witness)
-    configurations = options_from_args(args)
+    configurations = serving_options_from(args)
     sources, spec = sources_from(args), parse_source(args.source)
     early = EarlyConfigRead(options) if spec.kind == "hub" and not sources.offline else None
     if early is not None and options.config_reader == "auto" and sources.last_cached(spec, listed) is None:

@@ -1,23 +1,18 @@
-"""The serving flags of ``metrics``, ``diff`` and ``baseline init`` (argparse), and the
-``ServingOptions`` they ask for."""
+"""The serving flags of ``metrics``, ``diff`` and ``baseline init`` (argparse); the ``ServingOptions``
+they ask for are built by ``_cli_utils.serving_options_from``."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from .._metrics.serving_options import (
+from .._metrics.serving_defaults import (
     DEFAULT_BATCHED_TOKENS,
     DEFAULT_GPU_CLASS,
     DEFAULT_UTILIZATION,
     GPU_CLASSES,
     MAMBA_CACHE_MODES,
     VLLM_VERSION,
-    ServingOptions,
-    checked_options,
-    parse_memory,
 )
-from ..errors import UsageError
 
 
 def add_arguments(parser: Any) -> None:
@@ -57,29 +52,3 @@ def add_arguments(parser: Any) -> None:
         default="align",
         help="align: prefix caching on (vLLM's default for hybrids), 2 state pages a sequence; none: 1",
     )
-
-
-def options_from_args(args: Any) -> list[ServingOptions]:
-    """The serving configurations the flags ask for: one per --tp value; none without --tp / --gpu-memory."""
-    tp_text = getattr(args, "tp", None)
-    memory = getattr(args, "gpu_memory", None)
-    if tp_text is None and memory is None and getattr(args, "ep", 1) == 1 and getattr(args, "pp", 1) == 1:
-        return []
-    sizes = []
-    for part in str(tp_text or "1").split(","):
-        if not part.strip().isdigit() or len(part.strip()) > 4:
-            raise UsageError(f"--tp {tp_text!r}: a whole number, or several separated by commas (1,2,4,8)")
-        sizes.append(int(part))
-    if len(sizes) > 16:
-        raise UsageError("--tp: at most 16 sizes at once")
-    base = ServingOptions(
-        ep=args.ep,
-        pp=args.pp,
-        gpu_memory=parse_memory(memory) if memory is not None else None,
-        gpu_memory_utilization=args.gpu_memory_utilization,
-        block_size=args.block_size,
-        gpu_class=getattr(args, "gpu_class", DEFAULT_GPU_CLASS),
-        max_num_batched_tokens=args.max_num_batched_tokens,
-        mamba_cache_mode=args.mamba_cache_mode,
-    )
-    return [checked_options(replace(base, tp=tp)) for tp in dict.fromkeys(sizes)]

@@ -13,10 +13,9 @@ from .._baseline.accept import accept_claims
 from .._baseline.schema import family_file
 from .._source import parse_source
 from ._arguments import baseline_args, describe, hub_access, metric_options, revision
-from ._cli_utils import baseline_paths, options_from, sources_from
+from ._cli_utils import baseline_paths, options_from, serving_options_from, sources_from
 from ._help import EXIT_CODES
 from ._serving_flags import add_arguments as serving_flags
-from ._serving_flags import options_from_args
 
 
 def register(name: str, parser: argparse.ArgumentParser) -> None:
@@ -70,7 +69,7 @@ def cmd_baseline_init(args: argparse.Namespace) -> int:
     if spec.kind != "hub":
         raise errors.UsageError("baselines track Hub repos: give owner/name[@revision]")
     path = family_file(Path(args.baseline_dir), args.family, ".yaml")
-    serving = options_from_args(args)
+    serving = serving_options_from(args)
     sources = sources_from(args)
     print(init_repo(path, args.family, spec, sources, options_from(args), serving, pin=args.pin))
     return errors.EXIT_OK

@@ -9,10 +9,9 @@ from .. import errors
 from ..jobs import run_diff
 from . import gguf
 from ._arguments import describe, hub_access, metric_options, report_options, revision
-from ._cli_utils import emit, options_from, sources_from
+from ._cli_utils import emit, options_from, serving_options_from, sources_from
 from ._help import EXIT_CODES, SOURCE_HELP
 from ._serving_flags import add_arguments as serving_flags
-from ._serving_flags import options_from_args
 
 
 def register(name: str, parser: argparse.ArgumentParser) -> None:
@@ -34,7 +33,7 @@ def register(name: str, parser: argparse.ArgumentParser) -> None:
 def cmd_diff(args: argparse.Namespace) -> int:
     if gguf.is_local_gguf(args, args.new):  # safetensors against a GGUF
         return gguf.run_diff(args)
-    serving = options_from_args(args)
+    serving = serving_options_from(args)
     try:
         return emit(run_diff(args.old, args.new, sources_from(args), options_from(args), serving), args)
     except errors.SourceError as exc:
