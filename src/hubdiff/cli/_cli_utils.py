@@ -98,7 +98,9 @@ def serving_options_from(args: argparse.Namespace) -> list[ServingOptions]:
     sizes = []
     for part in str(tp_text or "1").split(","):
         if not part.strip().isdigit() or len(part.strip()) > 4:
-            raise errors.UsageError(f"--tp {tp_text!r}: a whole number, or several separated by commas (1,2,4,8)")
+            raise errors.UsageError(
+                f"--tp {tp_text!r}: a whole number, or several separated by commas (1,2,4,8)"
+            )
         sizes.append(int(part))
     if len(sizes) > 16:
         raise errors.UsageError("--tp: at most 16 sizes at once")
