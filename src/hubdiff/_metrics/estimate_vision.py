@@ -11,6 +11,7 @@ from .estimate_facts import Triple
 from .estimate_inkling import inkling2_vision, inkling_vision
 from .estimate_mlp import _dense
 from .estimate_towers import _siglip, tower, tower_kind
+from .estimate_vq import attention_block, resnet_block
 
 
 def _mllama_vision(v: dict, text_hidden: int, dt: str) -> list[Triple]:
@@ -1267,29 +1268,11 @@ def _deepseek_ocr2(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
     return [*out, ("model.view_seperator", dt, (text_hidden,))]
 
 
-def _vq_resnet(b: str, c_in: int, c_out: int, dt: str) -> list[Triple]:
-    """A VQ-GAN ResNet block: two GroupNorms and 3x3 convolutions, a 1x1 shortcut where the width changes."""
-    out: list[Triple] = [(b + f"norm1.{w}", dt, (c_in,)) for w in ("weight", "bias")]
-    out += [(b + "conv1.weight", dt, (c_out, c_in, 3, 3)), (b + "conv1.bias", dt, (c_out,))]
-    out += [(b + f"norm2.{w}", dt, (c_out,)) for w in ("weight", "bias")]
-    out += [(b + "conv2.weight", dt, (c_out, c_out, 3, 3)), (b + "conv2.bias", dt, (c_out,))]
-    if c_in != c_out:
-        out += [(b + "nin_shortcut.weight", dt, (c_out, c_in, 1, 1)), (b + "nin_shortcut.bias", dt, (c_out,))]
-    return out
-
-
-def _vq_attn(b: str, c: int, dt: str) -> list[Triple]:
-    out: list[Triple] = [(b + f"norm.{w}", dt, (c,)) for w in ("weight", "bias")]
-    for conv in ("q", "k", "v", "proj_out"):
-        out += [(b + f"{conv}.weight", dt, (c, c, 1, 1)), (b + f"{conv}.bias", dt, (c,))]
-    return out
-
-
 def _vq_mid(b: str, c: int, dt: str) -> list[Triple]:
     return (
-        _vq_resnet(b + "block_1.", c, c, dt)
-        + _vq_attn(b + "attn_1.", c, dt)
-        + _vq_resnet(b + "block_2.", c, c, dt)
+        resnet_block(b + "block_1.", c, c, dt)
+        + attention_block(b + "attn_1.", c, dt)
+        + resnet_block(b + "block_2.", c, c, dt)
     )
 
 
@@ -1308,10 +1291,10 @@ def _janus_vqgan(q: dict, e: str, dt: str) -> list[Triple]:
     width = base
     for level, mult in enumerate(mults):
         for i in range(blocks):
-            out += _vq_resnet(f"{e}encoder.down.{level}.block.{i}.", width, base * mult, dt)
+            out += resnet_block(f"{e}encoder.down.{level}.block.{i}.", width, base * mult, dt)
             width = base * mult
             if level == n - 1:
-                out += _vq_attn(f"{e}encoder.down.{level}.attn.{i}.", width, dt)
+                out += attention_block(f"{e}encoder.down.{level}.attn.{i}.", width, dt)
         if level != n - 1:
             b = f"{e}encoder.down.{level}.downsample.conv."
             out += [(b + "weight", dt, (width, width, 3, 3)), (b + "bias", dt, (width,))]
@@ -1336,10 +1319,10 @@ def _janus_vqgan(q: dict, e: str, dt: str) -> list[Triple]:
     out += _vq_mid(e + "decoder.mid.", width, dt)
     for j, level in enumerate(reversed(range(n))):
         for i in range(blocks + 1):
-            out += _vq_resnet(f"{e}decoder.up.{j}.block.{i}.", width, base * mults[level], dt)
+            out += resnet_block(f"{e}decoder.up.{j}.block.{i}.", width, base * mults[level], dt)
             width = base * mults[level]
             if level == n - 1:
-                out += _vq_attn(f"{e}decoder.up.{j}.attn.{i}.", width, dt)
+                out += attention_block(f"{e}decoder.up.{j}.attn.{i}.", width, dt)
         if level != 0:
             b = f"{e}decoder.up.{j}.upsample.conv."
             out += [(b + "weight", dt, (width, width, 3, 3)), (b + "bias", dt, (width,))]

@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .config import ArchConfig
-
-Triple = tuple[str, str, tuple[int, ...]]
+from .estimate_facts import Triple
 
 
 def _int(value: Any, default: int) -> int:
@@ -42,17 +41,17 @@ def vq_tokenizer(cfg: ArchConfig, prefix: str = "model.vqmodel.", dt: str = "BF1
     width, res = base, resolution
     for level, mult in enumerate(mults):
         for i in range(blocks):
-            out += _resnet(f"{e}down.{level}.block.{i}.", width, base * mult, dt)
+            out += resnet_block(f"{e}down.{level}.block.{i}.", width, base * mult, dt)
             width = base * mult
             if vanilla and isinstance(attn_at, list) and res in attn_at:
-                out += _attention(f"{e}down.{level}.attn.{i}.", width, dt)
+                out += attention_block(f"{e}down.{level}.attn.{i}.", width, dt)
         if level != len(mults) - 1:
             out += _conv(f"{e}down.{level}.downsample.conv", width, width, 3, dt)
             res //= 2
-    out += _resnet(e + "mid.block_1.", width, width, dt)
+    out += resnet_block(e + "mid.block_1.", width, width, dt)
     if vanilla:
-        out += _attention(e + "mid.attn_1.", width, dt)
-    out += _resnet(e + "mid.block_2.", width, width, dt)
+        out += attention_block(e + "mid.attn_1.", width, dt)
+    out += resnet_block(e + "mid.block_2.", width, width, dt)
     out += [(f"{e}norm_out.{part}", dt, (width,)) for part in ("weight", "bias")]
     out += _conv(e + "conv_out", 2 * latent if vq.get("double_latent") is True else latent, width, 3, dt)
     out.append((prefix + "quantize.embedding.weight", dt, (codes, embed)))
@@ -68,7 +67,8 @@ def _conv(name: str, out_channels: int, in_channels: int, kernel: int, dt: str) 
     ]
 
 
-def _resnet(p: str, width: int, out_width: int, dt: str) -> list[Triple]:
+def resnet_block(p: str, width: int, out_width: int, dt: str) -> list[Triple]:
+    """A VQ-GAN ResNet block: two GroupNorms and 3x3 convolutions, a 1x1 shortcut where the width changes."""
     out: list[Triple] = [(f"{p}norm1.{part}", dt, (width,)) for part in ("weight", "bias")]
     out += _conv(p + "conv1", out_width, width, 3, dt)
     out += [(f"{p}norm2.{part}", dt, (out_width,)) for part in ("weight", "bias")]
@@ -78,7 +78,8 @@ def _resnet(p: str, width: int, out_width: int, dt: str) -> list[Triple]:
     return out
 
 
-def _attention(p: str, width: int, dt: str) -> list[Triple]:
+def attention_block(p: str, width: int, dt: str) -> list[Triple]:
+    """A VQ-GAN attention block: a GroupNorm and 1x1 q, k, v and output convolutions."""
     out: list[Triple] = [(f"{p}norm.{part}", dt, (width,)) for part in ("weight", "bias")]
     for n in ("q", "k", "v", "proj_out"):
         out += _conv(p + n, width, width, 1, dt)
