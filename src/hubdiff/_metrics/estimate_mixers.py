@@ -44,8 +44,8 @@ def _attention(
         return [(p + "attn_linear.weight", dt, (h, h))] if block.attention == "linear" else []
     if arch.compressed_attention:
         return _compressed_attention(cfg, layer, p + "attn.", h, dt)
-    if arch.mla_layer_sizes and kind in ("mla", "dsa", "swa"):
-        return _mla_by_layer(cfg, arch, layer, a, h, dt)
+    if arch.mla_layer_sizes and kind in ("mla", "dsa", "swa"):  # Dots 3: its sliding layers are MLA too
+        return _mla(cfg, arch, layer, a, h, dt)
     if arch.xlnet_attention:
         return _xlnet_attention(cfg, p + "rel_attn.", h, dt)
     if kind in ("mla", "dsa"):
@@ -357,12 +357,15 @@ def _rglru(cfg: ArchConfig, t: str, h: int, dt: str) -> list[Triple]:
 
 
 def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: int, dt: str) -> list[Triple]:
-    heads = cfg.num_heads or 0
-    nope = cfg.number("qk_nope_head_dim", default=0) or 0
-    rope = cfg.number("qk_rope_head_dim", default=0) or 0
-    v = cfg.number("v_head_dim", default=nope) or 0
-    kv_lora = cfg.number("kv_lora_rank", default=0) or 0
-    q_lora = cfg.number("q_lora_rank")
+    """Multi-head latent attention, each size the layer's own where the architecture gives layers sizes of
+    their own (Dots 3's per_layer_config, with an RMSNorm on the keys' rope slice), else the config's."""
+    n = layer.index
+    heads = mla_layer_number(cfg, n, "num_attention_heads")
+    nope = mla_layer_number(cfg, n, "qk_nope_head_dim")
+    rope = mla_layer_number(cfg, n, "qk_rope_head_dim")
+    v = mla_layer_number(cfg, n, "v_head_dim", nope) if cfg.get("v_head_dim") != 0 else 0
+    kv_lora = mla_layer_number(cfg, n, "kv_lora_rank")
+    q_lora = mla_layer_number(cfg, n, "q_lora_rank")
     if arch.lerope_ssmax:
         return _mla_lerope(cfg, layer, a, h, dt, heads, nope, rope, v, kv_lora)
     out: list[Triple] = []
@@ -386,6 +389,8 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
         (a + "kv_b_proj.weight", dt, (heads * (nope + v), kv_lora)),
         (a + "o_proj.weight", dt, (h, heads * v)),
     ]
+    if arch.mla_layer_sizes:
+        out.append((a + "k_rope_only_layernorm.weight", dt, (rope,)))
     if arch.qkv_bias.on(cfg):  # DeepSeek-V3: attention_bias biases the two down-projections and o_proj
         out += [(a + "kv_a_proj_with_mqa.bias", dt, (kv_lora + rope,))]
         out += [(a + "q_a_proj.bias", dt, (q_lora,))] if q_lora else []
@@ -414,56 +419,6 @@ def _mla(cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: 
                 (i + "index_kpool_compress_ape", dt, (pool, idim)),
                 (i + "index_kpool_compress_gate", dt, (idim, h)),
             ]
-    return out
-
-
-def _mla_by_layer(
-    cfg: ArchConfig, arch: ArchitectureFacts, layer: LayerInfo, a: str, h: int, dt: str
-) -> list[Triple]:
-    """Dots 3's MLA (modeling_dots3_note.py: Dots3NoteTextAttention), in every layer with that layer's
-    sizes (per_layer_config): a q LoRA, the latent and its rope slice, kv_b_proj and o_proj, an RMSNorm on
-    the rope slice of the keys, a sigmoid gate per head (g_proj), and in a DSA layer its indexer."""
-    i = layer.index
-    heads = mla_layer_number(cfg, i, "num_attention_heads")
-    nope = mla_layer_number(cfg, i, "qk_nope_head_dim")
-    rope = mla_layer_number(cfg, i, "qk_rope_head_dim")
-    v = mla_layer_number(cfg, i, "v_head_dim", nope)
-    kv_lora = mla_layer_number(cfg, i, "kv_lora_rank")
-    q_lora = mla_layer_number(cfg, i, "q_lora_rank")
-    out: list[Triple] = []
-    if q_lora:
-        out += [
-            (a + "q_a_proj.weight", dt, (q_lora, h)),
-            (a + "q_a_layernorm.weight", dt, (q_lora,)),
-            (a + "q_b_proj.weight", dt, (heads * (nope + rope), q_lora)),
-        ]
-    else:
-        out.append((a + "q_proj.weight", dt, (heads * (nope + rope), h)))
-    out += [
-        (a + "kv_a_proj_with_mqa.weight", dt, (kv_lora + rope, h)),
-        (a + "kv_a_layernorm.weight", dt, (kv_lora,)),
-        (a + "kv_b_proj.weight", dt, (heads * (nope + v), kv_lora)),
-        (a + "o_proj.weight", dt, (h, heads * v)),
-        (a + "k_rope_only_layernorm.weight", dt, (rope,)),
-    ]
-    if arch.qkv_bias.on(cfg):  # attention_bias biases the two down-projections and o_proj
-        out += [(a + "kv_a_proj_with_mqa.bias", dt, (kv_lora + rope,))]
-        out += [(a + "q_a_proj.bias", dt, (q_lora,))] if q_lora else []
-    if arch.o_bias.on(cfg):
-        out.append((a + "o_proj.bias", dt, (h,)))
-    if arch.mla_head_gate:
-        out.append((a + "g_proj.weight", dt, (heads, h)))
-    if layer.attention == "dsa" and layer.indexer == "own":
-        ih = cfg.number("index_n_heads", default=0) or 0
-        idim = cfg.number("index_head_dim", default=0) or 0
-        x = a + "indexer."
-        out += [
-            (x + "wq_b.weight", dt, (ih * idim, q_lora or h)),
-            (x + "wk.weight", dt, (idim, h)),
-            (x + "k_norm.weight", dt, (idim,)),
-            (x + "k_norm.bias", dt, (idim,)),
-            (x + "weights_proj.weight", dt, (ih, h)),
-        ]
     return out
 
 
