@@ -441,7 +441,8 @@ def _new_pr(
             "closedAt": None,
             "createdAt": _iso(now),
             "created": now + number * 1e-3,  # the order GitHub lists by: creation
-            "url": f"https://github.com/{state['repo']}/pull/{number}",
+            # GitHub's web URL of a pull request, <server>/<owner>/<repo>/pull/<number>, on the double's server
+            "url": f"{SERVER}/{state['repo']}/pull/{number}",
             "author": {"login": author},
         }
     )

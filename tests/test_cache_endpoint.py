@@ -12,6 +12,7 @@ from pathlib import Path
 from hubdiff._source import HubSettings, Sources
 from hubdiff._source.cache import SnapshotCache
 from hubdiff._source.cache_paths import endpoint_folder, endpoint_origin
+from hubdiff._source.settings import DEFAULT_ENDPOINT
 from hubdiff._source.spec import parse_source
 from hubdiff.testing import CommitSpec, RepoSpec
 
@@ -66,7 +67,7 @@ def test_two_endpoints_keep_their_own_refs_snapshots_and_metrics(hub, tmp_path):
     from hubdiff._metrics.options import MetricsOptions
 
     cached_metrics(here.cache, snapshot, MetricsOptions())
-    other = SnapshotCache(root, "https://huggingface.co")
+    other = SnapshotCache(root, DEFAULT_ENDPOINT)  # the Hub's own cache, never asked
     assert other.known_refs(REPO) == {}
     assert other.load(REPO, snapshot.sha) is None
     assert not other.base.exists()

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hubdiff.testing import CommitSpec, RepoSpec
-from tests.gh_double import GitHubDouble
+from tests.gh_double import SERVER, GitHubDouble
 from tests.test_hostile_text import CORPUS, assert_inert
 
 SCRIPTS = Path(__file__).parent.parent / ".github" / "scripts"
@@ -149,7 +149,7 @@ def test_sticky_refuses_a_file_without_its_marker(github, pr_42, tmp_path):
 # -- post_checks_comment.sh and render_checks_comment.py ---------------------------------------------
 
 HEAD = SHA["a"]
-RUN_URL = "https://github.com/acme/models/actions/runs/77"
+RUN_URL = f"{SERVER}/acme/models/actions/runs/77"  # a run's web URL, on the double's server
 REPORT = {
     "kind": "check",
     "exit_code": 1,

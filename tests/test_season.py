@@ -34,7 +34,7 @@ import pytest
 from hubdiff.testing import CommitSpec, Fault, RepoSpec
 from hubdiff.watch import in_shard
 from tests.actions_double import JobRun, Runner
-from tests.gh_double import GitHubDouble
+from tests.gh_double import SERVER, GitHubDouble
 
 ROOT = Path(__file__).parent.parent
 FAMILY = "fam"
@@ -165,7 +165,7 @@ class Season:
                     "event": "pull_request",
                     "conclusion": checks.conclusion,
                     "id": run_id,
-                    "html_url": f"https://github.com/{self.github.repo}/actions/runs/{run_id}",
+                    "html_url": f"{SERVER}/{self.github.repo}/actions/runs/{run_id}",
                     "head_sha": head,
                     "head_repository": {"full_name": self.github.repo},
                     "head_branch": BRANCH,
