@@ -22,6 +22,7 @@ import math
 
 from .config import ArchConfig
 from .estimate_facts import ArchitectureFacts, Triple, layer_heads
+from .estimate_towers import vit_block
 from .layers import LayerInfo
 
 
@@ -198,21 +199,8 @@ def inkling2_vision(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         out += [(e + "merger.linear_1.bias", dt, (inner,)), (e + "merger.linear_2.bias", dt, (width,))]
     for i in range(depth):
         b = f"{e}layers.{i}."
-        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
-            out += [(b + f"self_attn.{proj}.weight", dt, (d, d)), (b + f"self_attn.{proj}.bias", dt, (d,))]
-        out += [
-            (b + "mlp.fc1.weight", dt, (mlp, d)),
-            (b + "mlp.fc1.bias", dt, (mlp,)),
-            (b + "mlp.fc2.weight", dt, (d, mlp)),
-            (b + "mlp.fc2.bias", dt, (d,)),
-            (b + "lambda_1", dt, (d,)),
-            (b + "lambda_2", dt, (d,)),
-        ]
-        out += [
-            (b + f"{n}.{w}", dt, (d,))
-            for n in ("layernorm_before", "layernorm_after")
-            for w in ("weight", "bias")
-        ]
+        out += vit_block(b, d, mlp, dt, norms=("layernorm_before", "layernorm_after"))
+        out += [(b + "lambda_1", dt, (d,)), (b + "lambda_2", dt, (d,))]
     return out
 
 

@@ -46,6 +46,29 @@ def _linear(name: str, out: int, into: int, bias: bool = True) -> list[Triple]:
     return [(name + ".weight", DT, (out, into))] + ([(name + ".bias", DT, (out,))] if bias else [])
 
 
+def vit_block(
+    b: str,
+    d: int,
+    mlp: int,
+    dt: str = DT,
+    o_proj: str = "out_proj",
+    norms: tuple[str, str] = ("layer_norm1", "layer_norm2"),
+) -> list[Triple]:
+    """A CLIP-style vision block: biased q/k/v/o and fc1/fc2, layer norms with bias."""
+    out: list[Triple] = []
+    for proj in ("q_proj", "k_proj", "v_proj", o_proj):
+        out += [(b + f"self_attn.{proj}.weight", dt, (d, d)), (b + f"self_attn.{proj}.bias", dt, (d,))]
+    out += [
+        (b + "mlp.fc1.weight", dt, (mlp, d)),
+        (b + "mlp.fc1.bias", dt, (mlp,)),
+        (b + "mlp.fc2.weight", dt, (d, mlp)),
+        (b + "mlp.fc2.bias", dt, (d,)),
+    ]
+    for norm in norms:
+        out += [(b + f"{norm}.weight", dt, (d,)), (b + f"{norm}.bias", dt, (d,))]
+    return out
+
+
 def _siglip(v: dict, e: str, *, linear_patch: bool = False) -> list[Triple]:
     """A SigLIP encoder (Idefics2/3, SmolVLM, PaddleOCR-VL and SigLIP 2 included): a biased patch
     embedding (a convolution, or SigLIP 2's linear map of flattened patches), a learned position per
@@ -62,11 +85,7 @@ def _siglip(v: dict, e: str, *, linear_patch: bool = False) -> list[Triple]:
     out += [(e + "embeddings.patch_embedding.bias", DT, (d,))]
     out += [(e + "embeddings.position_embedding.weight", DT, (positions, d))]
     for i in range(depth):
-        b = f"{e}encoder.layers.{i}."
-        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
-            out += _linear(b + "self_attn." + proj, d, d)
-        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
-        out += _norm(b + "layer_norm1", d) + _norm(b + "layer_norm2", d)
+        out += vit_block(f"{e}encoder.layers.{i}.", d, mlp)
     out += _norm(e + "post_layernorm", d)
     if v.get("vision_use_head") is True:
         p = e + "head."
@@ -93,11 +112,7 @@ def _clip(v: dict, e: str) -> list[Triple]:
     ]
     out += _norm(e + "pre_layrnorm", d) + _norm(e + "post_layernorm", d)
     for i in range(depth):
-        b = f"{e}encoder.layers.{i}."
-        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
-            out += _linear(b + "self_attn." + proj, d, d)
-        out += _linear(b + "mlp.fc1", mlp, d) + _linear(b + "mlp.fc2", d, mlp)
-        out += _norm(b + "layer_norm1", d) + _norm(b + "layer_norm2", d)
+        out += vit_block(f"{e}encoder.layers.{i}.", d, mlp)
     return out
 
 

@@ -10,7 +10,7 @@ from .config import ArchConfig
 from .estimate_facts import Triple
 from .estimate_inkling import inkling2_vision, inkling_vision
 from .estimate_mlp import _dense
-from .estimate_towers import _siglip, tower, tower_kind
+from .estimate_towers import _siglip, tower, tower_kind, vit_block
 from .estimate_vq import attention_block, resnet_block
 
 
@@ -64,22 +64,6 @@ def _mllama_vision(v: dict, text_hidden: int, dt: str) -> list[Triple]:
         ("multi_modal_projector.weight", dt, (text_hidden, tapped)),
         ("multi_modal_projector.bias", dt, (text_hidden,)),
     ]
-    return out
-
-
-def _vit_block(b: str, d: int, mlp: int, dt: str, o_proj: str, norms: tuple[str, str]) -> list[Triple]:
-    """A CLIP-style vision block: biased q/k/v/o and fc1/fc2, layer norms with bias."""
-    out: list[Triple] = []
-    for proj in ("q_proj", "k_proj", "v_proj", o_proj):
-        out += [(b + f"self_attn.{proj}.weight", dt, (d, d)), (b + f"self_attn.{proj}.bias", dt, (d,))]
-    out += [
-        (b + "mlp.fc1.weight", dt, (mlp, d)),
-        (b + "mlp.fc1.bias", dt, (mlp,)),
-        (b + "mlp.fc2.weight", dt, (d, mlp)),
-        (b + "mlp.fc2.bias", dt, (d,)),
-    ]
-    for norm in norms:
-        out += [(b + f"{norm}.weight", dt, (d,)), (b + f"{norm}.bias", dt, (d,))]
     return out
 
 
@@ -258,7 +242,7 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
         ]
         out += [(e + f"layernorm_{w}.{p}", dt, (d,)) for w in ("pre", "post") for p in ("weight", "bias")]
         for i in range(depth):
-            out += _vit_block(
+            out += vit_block(
                 f"{e}model.layers.{i}.", d, mlp, dt, "o_proj", ("input_layernorm", "post_attention_layernorm")
             )
         p_in, p_out = v.get("projector_input_dim") or mlp, v.get("projector_output_dim") or mlp
@@ -486,7 +470,7 @@ def _vision(cfg: ArchConfig, text_hidden: int) -> list[Triple]:
         else:
             out.append((e + "embeddings.patch_embedding.bias", dt, (d,)))
         for i in range(depth):
-            out += _vit_block(
+            out += vit_block(
                 f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2")
             )
         if v.get("vision_use_head") is True:  # SigLIP's attention-pooling head
@@ -564,7 +548,7 @@ def _hunyuan_vit(v: dict, dt: str) -> list[Triple]:
         (e + "embeddings.position_embedding.weight", dt, (positions, d)),
     ]
     for i in range(depth):
-        out += _vit_block(f"{e}layers.{i}.", d, mlp, dt, "o_proj", ("layer_norm1", "layer_norm2"))
+        out += vit_block(f"{e}layers.{i}.", d, mlp, dt, "o_proj", ("layer_norm1", "layer_norm2"))
     return out
 
 
@@ -671,7 +655,7 @@ def _minimax_m3_vl(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         (e + "pre_layrnorm.bias", dt, (d,)),
     ]
     for i in range(depth):
-        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+        out += vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
     for prefix, wide in (("multi_modal_projector.", d), ("patch_merge_mlp.", text_hidden * merge * merge)):
         out += [
             (prefix + "linear_1.weight", dt, (mid, wide)),
@@ -709,7 +693,7 @@ def _step3p7(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         out.append(("model.multi_modal_projector.bias", dt, (text_hidden,)))
     for i in range(depth):
         b = f"{e}layers.{i}."
-        out += _vit_block(b, d, mlp, dt, "out_proj", ("layernorm_before", "layernorm_after"))
+        out += vit_block(b, d, mlp, dt, "out_proj", ("layernorm_before", "layernorm_after"))
         out += [(b + "lambda_1", dt, (d,)), (b + "lambda_2", dt, (d,))]
     return out
 
@@ -773,7 +757,7 @@ def _video_llama_3(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         (r + "2.bias", dt, (text_hidden,)),
     ]
     for i in range(depth):
-        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+        out += vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
     return out
 
 
@@ -868,7 +852,7 @@ def _minicpm_v46(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         (e + "post_layernorm.bias", dt, (d,)),
     ]
     for i in range(depth):
-        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+        out += vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
     for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
         out += [(w + f"self_attn.{proj}.weight", dt, (d, d)), (w + f"self_attn.{proj}.bias", dt, (d,))]
     window, wide = d * kh * kw, mlp * kh * kw
@@ -925,7 +909,7 @@ def _cosmos3_edge(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         (p + "linear_fc2.bias", dt, (text_hidden,)),
     ]
     for i in range(depth):
-        out += _vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+        out += vit_block(f"{e}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
     return out
 
 
@@ -996,7 +980,7 @@ def _ovis2_5(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
         (p + "visual_embeddings_table.weight", dt, (text_hidden, visual_vocab)),
     ]
     for i in range(depth):
-        out += _vit_block(f"{e}layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+        out += vit_block(f"{e}layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
     return out
 
 
@@ -1214,7 +1198,7 @@ def unlimited_ocr_vision(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Tri
         (c + "pre_layrnorm.bias", dt, (d,)),
     ]
     for i in range(clip["num_hidden_layers"]):
-        out += _vit_block(f"{c}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
+        out += vit_block(f"{c}encoder.layers.{i}.", d, mlp, dt, "out_proj", ("layer_norm1", "layer_norm2"))
     return [
         *out,
         ("model.multi_modal_projector.weight", dt, (text_hidden, channels[-1] + d)),
