@@ -203,6 +203,7 @@ def _check_repo(
         line=repo.line,
         kv_variants=_kv_variants(old, new, repo.options),
         release=release,
+        read=(repo.repo, repo.revision, new.snapshot.sha) if new.snapshot.sha else None,
     )
     return result, new.metrics
 
@@ -220,7 +221,14 @@ def _check_gguf(baseline: Baseline, repo: RepoBaseline, sources: Sources, title:
     assert repo.gguf is not None
     with reading(str(baseline.path), None, repo.repo):
         check = compare_gguf(repo.gguf, variants(release), repo.sha, release.sha)
-    return RepoResult(title, allowed=repo.allow_changes, baseline=baseline.path, line=repo.line, gguf=check)
+    return RepoResult(
+        title,
+        allowed=repo.allow_changes,
+        baseline=baseline.path,
+        line=repo.line,
+        gguf=check,
+        read=(repo.repo, repo.revision, release.sha),
+    )
 
 
 def _release_against_record(
@@ -406,12 +414,20 @@ def _copy_note(found: list[tuple[Variant, VariantDiff]]) -> str:
 PARALLEL_REPOS = 4
 
 
-def run_check(paths: list[Path], sources: Sources) -> Report:
+def run_check(
+    paths: list[Path], sources: Sources, points: dict[tuple[str, str], str | None] | None = None
+) -> Report:
+    """``points``: where each (repo, revision) points now, when a replay of this check asked already."""
     baselines = [load_baseline(p) for p in paths]  # every file is validated before anything is fetched
     pairs = [(baseline, repo) for baseline in baselines for repo in baseline.repos]
-    listed = listed_shas([repo for _, repo in pairs], sources)
+    if points is None:
+        listed = {
+            (repo, "main"): sha for repo, sha in listed_shas([repo for _, repo in pairs], sources).items()
+        }
+    else:
+        listed = {read: sha for read, sha in points.items() if sha is not None}
     checked = each_in_threads(
-        lambda i: check_repo(*pairs[i], sources, listed.get(pairs[i][1].repo))[0],
+        lambda i: check_repo(*pairs[i], sources, listed.get((pairs[i][1].repo, pairs[i][1].revision)))[0],
         range(len(pairs)),
         PARALLEL_REPOS,
     )
@@ -419,21 +435,8 @@ def run_check(paths: list[Path], sources: Sources) -> Report:
 
 
 def listed_shas(repos: Sequence[RepoBaseline], sources: Sources) -> dict[str, str]:
-    """Where the main branch of each repo points now, from its owner's model listing: one request per
-    page for every repo of an owner, as ``watch`` polls, where asking each repo is one request each.
+    """Where the main branch of each repo points now, from its owners' model listings
+    (``quick.listed_on_main``); nothing offline."""
+    from ._source.quick import listed_on_main
 
-    Only owners with at least two repos tracking main are listed, and over at most as many pages as
-    they have such repos: past that, asking each repo costs no more. A repo the listing does not show
-    (private to this token, renamed, another revision) is asked for on its own, as before."""
-    from ._source.quick import listing
-
-    if sources.offline:
-        return {}
-    owners: dict[str, int] = {}
-    for repo in repos:
-        if repo.revision == "main":
-            owner = repo.repo.split("/")[0]
-            owners[owner] = owners.get(owner, 0) + 1
-    listed = [owner for owner, count in sorted(owners.items()) if count >= 2]
-    pages = each_in_threads(lambda owner: listing(sources.settings, owner, owners[owner]), listed, 8)
-    return {repo: sha for owner in listed for repo, sha in pages[owner].items()}
+    return {} if sources.offline else listed_on_main(sources.settings, [(r.repo, r.revision) for r in repos])

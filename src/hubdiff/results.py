@@ -52,6 +52,8 @@ class RepoResult:
     family: str | None = None
     release: ReleaseDiff | None = None  # chat template, tokens, generation and processor settings
     gguf: GGUFCheck | None = None  # a GGUF entry's variants against its record (no comparison then)
+    # (repo, revision, commit) a check read: what a replay of its report asks the Hub again (``cli._replay``)
+    read: tuple[str, str, str] | None = None
 
     @property
     def release_changed(self) -> bool:

@@ -18,7 +18,6 @@ from .schema import (
     CopiesRule,
     DiscoverRule,
     RepoBaseline,
-    discover,
     load_baseline,
 )
 
@@ -50,7 +49,6 @@ __all__ = [
     "RepoBaseline",
     "accept_claims",
     "add_release",
-    "discover",
     "entry_for",
     "init_repo",
     "load_baseline",

@@ -590,15 +590,3 @@ def _copies_rule(
     if repo not in pinned:
         raise fail(at, f"{repo!r} is not a repo of this baseline")
     return CopiesRule(repo, _line(root, where))
-
-
-def discover(paths: list[str] | None, root: Path = Path("baselines")) -> list[Path]:
-    """The baseline files named, a folder named standing for the files in it (as linters take a folder),
-    or those of ``root`` when none is named. A name that is not there is kept, for the caller to refuse."""
-    if not paths:
-        return _in_folder(root)
-    return [found for p in map(Path, paths) for found in (_in_folder(p) if p.is_dir() else [p])]
-
-
-def _in_folder(folder: Path) -> list[Path]:
-    return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml"))

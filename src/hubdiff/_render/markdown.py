@@ -28,7 +28,6 @@ from .._compare.claims import ClaimResult, restated
 from .._compare.release import hub_count
 from .._metrics.memory import total_memory
 from .._metrics.results import Metrics
-from ..errors import UsageError
 from ..results import Report
 from ..units import gib, human_bytes, human_count
 from ..visible import ascii_form, named, printable, printable_lines
@@ -42,6 +41,7 @@ from .headline import (
     release_heading,
     reshaped_first,
 )
+from .marker import comment_marker
 from .text import fit, grouped, layer_strip
 
 COMMENT_LIMIT = 65_536
@@ -56,7 +56,6 @@ _MD_SPECIAL = re.compile(
 # An @ that GitHub reads as a mention (after a non-word character) or that could end the local part of
 # an e-mail autolink (a domain with a dot follows).
 _AT = re.compile(r"(?<![A-Za-z0-9_])@|@(?=[A-Za-z0-9._-]*\.[A-Za-z0-9])")
-_MARKER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._]|-(?!-))*")
 
 
 def _clip(text: str, limit: int = MAX_TEXT) -> str:
@@ -363,19 +362,6 @@ def render(
         full_report_link=full_report_link(full_report, run_url),
     )
     return fit(text) if name == "report.txt.j2" else text
-
-
-def comment_marker(marker: str) -> str:
-    """The marker as written into ``<!-- hubdiff:MARKER -->``, verbatim, so a script can match it exactly.
-
-    Markdown escaping would change it (``pr_checks`` became ``pr\\_checks``), so it is refused instead
-    unless it is letters, digits, ``.``, ``_`` and single ``-``.
-    """
-    if not _MARKER.fullmatch(marker):
-        raise UsageError(
-            f"marker {marker[:60]!r}: use letters, digits, '.', '_' and single '-' (it goes into an HTML comment)"
-        )
-    return marker
 
 
 def render_comment(

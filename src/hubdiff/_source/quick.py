@@ -28,10 +28,12 @@ import socket
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from .. import __version__
+from .._threads import each_in_threads
 from ..errors import SourceError
 from .outbound import (
     DEADLINE_TIMEOUTS,
@@ -50,6 +52,7 @@ from .settings import HubSettings
 MAX_BODY = 10_000_000
 MAX_PAGE = 64_000_000  # one page of a model listing (1,000 models), as hub.MAX_PAGE_BYTES
 _SHA = re.compile(r"[0-9a-f]{40}")
+LISTING_THREADS = 8  # owners' listings asked at once
 _NEXT = re.compile(r'<([^>]*)>\s*;\s*rel="?next"?')
 
 
@@ -67,6 +70,38 @@ def current_sha(settings: HubSettings, repo: str, revision: str) -> str | None:
         return None
     sha = data.get("sha") if isinstance(data, dict) else None
     return sha if isinstance(sha, str) and len(sha) == 40 else None
+
+
+def listed_on_main(settings: HubSettings, repos: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Where the main branch of each (repo, revision) tracking main points now, from its owner's model
+    listing: one request per page for every repo of an owner, as ``watch`` polls, where asking each repo
+    is one request each.
+
+    Only owners with at least two repos tracking main are listed, and over at most as many pages as
+    they have such repos: past that, asking each repo costs no more. A repo the listing does not show
+    (private to this token, renamed) is left out, to be asked for on its own."""
+    owners: dict[str, int] = {}
+    for repo in {repo for repo, revision in repos if revision == "main"}:
+        owner = repo.split("/")[0]
+        owners[owner] = owners.get(owner, 0) + 1
+    listed = [owner for owner, count in sorted(owners.items()) if count >= 2]
+    pages = each_in_threads(lambda owner: listing(settings, owner, owners[owner]), listed, LISTING_THREADS)
+    return {repo: sha for owner in listed for repo, sha in pages[owner].items()}
+
+
+def points_at(
+    settings: HubSettings, reads: Sequence[tuple[str, str]], threads: int
+) -> dict[tuple[str, str], str | None]:
+    """Where each (repo, revision) points now, asked as a check asks: the owners' listings first, then
+    each repo they do not show, ``threads`` at a time. None where no clean answer came (the ordinary
+    path asks again); a final refusal (404, 401) raises, as ``current_sha`` does."""
+    listed = listed_on_main(settings, reads)
+    found: dict[tuple[str, str], str | None] = {
+        (repo, revision): listed[repo] for repo, revision in reads if revision == "main" and repo in listed
+    }
+    rest = [read for read in dict.fromkeys(reads) if read not in found]
+    found.update(each_in_threads(lambda read: current_sha(settings, *read), rest, threads))
+    return found
 
 
 def listing(settings: HubSettings, owner: str, max_pages: int) -> dict[str, str]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from .. import _say, errors
+from .._render.marker import comment_marker
 from .._source.settings import HubSettings
 from .._source.spec import parse_source
 from ._help import EXIT_CODES
@@ -148,8 +150,6 @@ def report_options(p: argparse.ArgumentParser) -> None:
 
 
 def marker(text: str) -> str:
-    from .._render.markdown import comment_marker
-
     try:
         return comment_marker(text)
     except errors.UsageError as exc:
@@ -165,3 +165,24 @@ def settings_from(args: argparse.Namespace) -> HubSettings:
         retries=max(0, args.retries),
         progress=_say.progress_wanted(),
     )
+
+
+def baseline_paths(args: argparse.Namespace) -> list[Path]:
+    """The baseline files named, a folder named standing for the files in it (as linters take a folder),
+    or those of --baseline-dir when none is named; a name that does not exist ends the run."""
+    named = [Path(p) for p in args.baselines]
+    paths = [f for p in named for f in (_yaml_files(p) if p.is_dir() else [p])]
+    if not named:
+        paths = _yaml_files(Path(args.baseline_dir))
+    for path in paths:
+        if not path.is_file():
+            raise errors.BaselineError(f"{path}: no such baseline file")
+    if not paths:
+        if args.baselines:  # only folders were named
+            raise errors.UsageError(f"no baseline files (*.yaml, *.yml) in {args.baselines[0].rstrip('/')}/")
+        raise errors.UsageError(f"no baselines given and none in {args.baseline_dir}/")
+    return paths
+
+
+def _yaml_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml"))

@@ -11,13 +11,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import _say, errors
+from .. import errors
 from .._metrics.options import MetricsOptions
 from .._metrics.serving_options import DEFAULT_GPU_CLASS, ServingOptions, checked_options, parse_memory
 from .._source import Sources
 from .._source.cache import SnapshotCache
-from ..visible import printable_lines
 from ._arguments import offline_by_environment, settings_from
+from ._outputs import Outputs
 
 if TYPE_CHECKING:
     from ..results import Report
@@ -38,24 +38,13 @@ def options_from(args: argparse.Namespace, config_only: bool = False) -> Metrics
     return replace(options, config_only=config_only)
 
 
-def baseline_paths(args: argparse.Namespace) -> list[Path]:
-    """The baseline files named, or those of --baseline-dir; a name that does not exist ends the run."""
-    from .._baseline import discover
-
-    paths = discover(args.baselines, Path(args.baseline_dir))
-    for path in paths:
-        if not path.is_file():
-            raise errors.BaselineError(f"{path}: no such baseline file")
-    if not paths:
-        if args.baselines:  # only folders were named
-            raise errors.UsageError(f"no baseline files (*.yaml, *.yml) in {args.baselines[0].rstrip('/')}/")
-        raise errors.UsageError(f"no baselines given and none in {args.baseline_dir}/")
-    return paths
-
-
 def emit(report: Report, args: argparse.Namespace) -> int:
     """Write the report in the forms asked for; its exit code."""
-    from .._files import atomic_write_text
+    return report_outputs(report, args).deliver(args)
+
+
+def report_outputs(report: Report, args: argparse.Namespace) -> Outputs:
+    """The report rendered in the forms asked for, before anything is printed or written."""
     from .._render.markdown import fit_summary, render, render_comment, report_json, workflow_run_url
 
     templates = Path(args.templates) if args.templates else None
@@ -67,26 +56,16 @@ def emit(report: Report, args: argparse.Namespace) -> int:
         text = render(
             report, "report" if args.format == "markdown" else "text", templates, full_report=args.output
         )
-    if args.output:
-        atomic_write_text(Path(args.output), text)
-    else:
-        print(text, end="")
+    files = [("report", text)] if args.output else []
     if args.comment:
-        atomic_write_text(
-            Path(args.comment),
-            render_comment(report, templates, args.output, marker=args.marker, run_url=workflow_run_url()),
+        comment = render_comment(
+            report, templates, args.output, marker=args.marker, run_url=workflow_run_url()
         )
+        files.append(("comment", comment))
     if args.summary:
         summary = render(report, "summary", templates, full_report=args.output, run_url=workflow_run_url())
-        atomic_write_text(Path(args.summary), fit_summary(summary))
-    written = [
-        f"{what} {path}"
-        for what, path in (("report", args.output), ("comment", args.comment), ("summary", args.summary))
-        if path
-    ]
-    if written:  # a run that prints nothing else still says where its output went
-        _say.notice(printable_lines(f"hubdiff: wrote {', '.join(written)}"))
-    return report.exit_code
+        files.append(("summary", fit_summary(summary)))
+    return Outputs(None if args.output else text, tuple(files), report.exit_code)
 
 
 def serving_options_from(args: argparse.Namespace) -> list[ServingOptions]:

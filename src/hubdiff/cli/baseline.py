@@ -12,8 +12,8 @@ from .._baseline import init_repo, load_baseline, unknown_repos, update_baseline
 from .._baseline.accept import accept_claims
 from .._baseline.schema import family_file
 from .._source import parse_source
-from ._arguments import baseline_args, describe, hub_access, metric_options, revision
-from ._cli_utils import baseline_paths, options_from, serving_options_from, sources_from
+from ._arguments import baseline_args, baseline_paths, describe, hub_access, metric_options, revision
+from ._cli_utils import options_from, serving_options_from, sources_from
 from ._help import EXIT_CODES
 from ._serving_flags import add_arguments as serving_flags
 

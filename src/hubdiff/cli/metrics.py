@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 
-from .. import _say, errors
+from .. import _say
+from .._source.spec import parse_source
 from ..visible import printable_lines
 from ._arguments import describe, hub_access, metric_options, output_format, revision
 from ._help import SOURCE_HELP
+from ._outputs import Outputs
 from ._replay import Replay
 from ._serving_flags import add_arguments as serving_flags
 
@@ -41,17 +43,20 @@ def register(name: str, parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
-    replay = None if args.witness else Replay.of_run("metrics", args)  # a witness is run, never replayed
-    text = replay.replayed() if replay is not None else None
-    if text is None:
+    spec = parse_source(args.source)
+    # a folder is read, never replayed; a witness is run, never replayed
+    replay = Replay.of_run("metrics", args) if spec.kind == "hub" and not args.witness else None
+    outputs = replay.replayed() if replay is not None else None
+    if outputs is None:
         from ._metrics_report import metrics_output
 
         said = _say.said
-        output = metrics_output(args, replay.points_at if replay is not None else None)
+        points_at = replay.points.get((spec.target, spec.revision)) if replay is not None else None
+        output = metrics_output(args, points_at)
         if isinstance(output, int):  # a GGUF source, printed by the GGUF path
             return output
         text, sha = output
+        outputs = Outputs(printable_lines(text))
         if replay is not None and sha is not None and _say.said == said:
-            replay.record(sha, text)
-    print(printable_lines(text), end="")
-    return errors.EXIT_OK
+            replay.record([(spec.target, spec.revision, sha)], outputs)
+    return outputs.deliver(args)

@@ -8,8 +8,7 @@ import sys
 from .. import errors
 from .._baseline.validate import validate_baselines
 from ..visible import printable_lines
-from ._arguments import baseline_args, describe, verbosity
-from ._cli_utils import baseline_paths
+from ._arguments import baseline_args, baseline_paths, describe, verbosity
 from ._help import EXIT_CODES
 
 

@@ -10,8 +10,8 @@ from .. import errors
 from .._render.markdown import render
 from ..results import Report
 from ..watch import github_annotations, parse_shard, run_watch, write_github_files
-from ._arguments import baseline_args, describe, hub_access
-from ._cli_utils import baseline_paths, sources_from
+from ._arguments import baseline_args, baseline_paths, describe, hub_access
+from ._cli_utils import sources_from
 from ._help import EXIT_CODES
 
 
