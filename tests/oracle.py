@@ -618,7 +618,15 @@ def _gemma_towers(model_type: str, default: dict[str, Any]) -> list[tuple[str, d
         )
         if isinstance(towers.get("vision_config"), dict):
             towers["vision_config"]["vocab_size"] = 96
-        return [("towers", towers)]
+        out = [("towers", towers)]
+        vision = default.get("vision_config")
+        if isinstance(vision, dict) and "architecture" in vision:
+            # timm's keyword arguments: one that drops the stem's bias (hubdiff must mark it)
+            # and one that sizes nothing
+            args = copy.deepcopy(default)
+            args["vision_config"]["model_args"] = {"stem_bias": False, "drop_path_rate": 0.1}
+            out.append(("model args", args))
+        return out
     for key, name in (("vision_config", "vision tower"), ("audio_config", "audio tower")):
         if key not in default or default[key] is not None or key not in subs:
             continue

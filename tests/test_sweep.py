@@ -179,7 +179,10 @@ def test_nineteen_in_twenty_generative_model_types_are_proven_and_every_watched_
     assert len(proven) / len(generative) >= 0.95, sorted(generative - PROVEN_TYPES)
     assert not WATCHED - PROVEN_TYPES, sorted(WATCHED - PROVEN_TYPES)
     rows = [r for r in json.loads(TABLE.read_text())["rows"] if r["model_type"] == "gemma3n"]
-    assert rows and all(r["verdict"] == "exact" for r in rows)
+    assert rows and all(r["verdict"] == "exact" for r in rows if r["variation"] != "model args")
+    # a timm keyword argument that changes the tower is not applied, and said to be not understood
+    (marked,) = [r for r in rows if r["variation"] == "model args"]
+    assert marked["verdict"] == "unverified" and "model_args.stem_bias not understood" in marked["reasons"][0]
 
 
 def test_gemma3n_is_not_built_without_timm() -> None:
