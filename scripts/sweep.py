@@ -12,6 +12,11 @@ config-only estimate and header path are compared with what the model holds. Wri
 Usage: ``python scripts/sweep.py [--processes N] [MODEL_TYPE ...]`` (no types: all of them; with some,
 only their rows are replaced in the committed table). ``tests/test_sweep.py`` re-runs a sample and
 checks the table is what the code produces.
+
+A model whose tower is timm's (Gemma 3n's MobileNetV5, built by ``TimmWrapperModel``) is built only where
+timm, torchvision and Pillow are installed beside torch and the locked transformers; without them its
+rows are "not built", with transformers' import error as the reason. Run the sweep in such an
+environment to record those rows (any other row it writes must be unchanged).
 """
 
 from __future__ import annotations

@@ -592,13 +592,41 @@ def _gemma_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]
 def _gemma_towers(model_type: str, default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Gemma 4's vision and audio towers, which its defaults leave out (None): each filled with its
     configuration class's defaults, cut to two layers where it has layers, and the switches that add
-    tensors (clipped linears, standardization) turned on: "vision tower" and "audio tower"."""
+    tensors (clipped linears, standardization) turned on: "vision tower" and "audio tower". Gemma 3n's,
+    which its defaults hold, at other sizes: "towers"."""
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
     if not isinstance(_text_part(default).get("num_kv_shared_layers"), int):
         return []
     subs = getattr(CONFIG_MAPPING[model_type], "sub_configs", {}) or {}
     out = []
+    audio = default.get("audio_config")
+    if isinstance(audio, dict) and "sscp_conv_channel_size" in audio:
+        # Gemma 3n's USM conformer and embedders at other sizes: each subsampling convolution's own
+        # kernel and stride, another mel width and depth, fewer heads, another embedder vocabulary
+        towers = copy.deepcopy(default)
+        towers["audio_config"].update(
+            hidden_size=512,
+            conf_num_attention_heads=4,
+            conf_num_hidden_layers=2,
+            conf_conv_kernel_size=7,
+            input_feat_size=80,
+            sscp_conv_channel_size=[64, 16],
+            sscp_conv_kernel_size=[[3, 5], [3, 3]],
+            sscp_conv_stride_size=[[2, 2], [2, 3]],
+            vocab_size=64,
+        )
+        if isinstance(towers.get("vision_config"), dict):
+            towers["vision_config"]["vocab_size"] = 96
+        out = [("towers", towers)]
+        vision = default.get("vision_config")
+        if isinstance(vision, dict) and "architecture" in vision:
+            # timm's keyword arguments: one that drops the stem's bias (hubdiff must mark it)
+            # and one that sizes nothing
+            args = copy.deepcopy(default)
+            args["vision_config"]["model_args"] = {"stem_bias": False, "drop_path_rate": 0.1}
+            out.append(("model args", args))
+        return out
     for key, name in (("vision_config", "vision tower"), ("audio_config", "audio tower")):
         if key not in default or default[key] is not None or key not in subs:
             continue

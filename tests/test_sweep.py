@@ -172,14 +172,28 @@ WATCHED = {
 
 
 def test_nineteen_in_twenty_generative_model_types_are_proven_and_every_watched_one() -> None:
-    """Gemma 3n's composite class alone is left: its vision tower is timm's (TimmWrapperModel), which needs
-    Pillow and timm (and timm torchvision), none of which the suite installs; its text model is proven."""
+    """Gemma 3n's composite class among them: its rows are recorded where timm, torchvision and Pillow
+    are installed (scripts/sweep.py), for TimmWrapperModel builds its MobileNetV5 tower."""
     generative = generative_types()
     proven = generative & PROVEN_TYPES
     assert len(proven) / len(generative) >= 0.95, sorted(generative - PROVEN_TYPES)
-    assert {"gemma3n"} == WATCHED - PROVEN_TYPES
+    assert not WATCHED - PROVEN_TYPES, sorted(WATCHED - PROVEN_TYPES)
     rows = [r for r in json.loads(TABLE.read_text())["rows"] if r["model_type"] == "gemma3n"]
-    assert rows and all(r["verdict"] == "not built" and "TimmWrapperModel" in r["reasons"][0] for r in rows)
+    assert rows and all(r["verdict"] == "exact" for r in rows if r["variation"] != "model args")
+    # a timm keyword argument that changes the tower is not applied, and said to be not understood
+    (marked,) = [r for r in rows if r["variation"] == "model args"]
+    assert marked["verdict"] == "unverified" and "model_args.stem_bias not understood" in marked["reasons"][0]
+
+
+def test_gemma3n_is_not_built_without_timm() -> None:
+    """Where timm is missing (the suite's environment), the oracle does not build Gemma 3n and says why:
+    its rows cannot be re-run here, and none is faked."""
+    import importlib.util
+
+    if importlib.util.find_spec("timm") is not None and importlib.util.find_spec("PIL") is not None:
+        pytest.skip("timm and Pillow installed: Gemma 3n is built (scripts/sweep.py records its rows)")
+    rows = sweep_type("gemma3n")
+    assert rows and all(r.verdict == "not built" and "TimmWrapperModel" in r.reasons[0] for r in rows)
 
 
 def test_every_table_row_is_exact_unverified_or_not_built() -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from .config import ArchConfig
 from .estimate_facts import Triple
 from .estimate_inkling import inkling_audio
+from .estimate_mobilenet import gemma3n_embedder
 from .estimate_towers import _clippable, _int, _linear, _norm
 
 DT = "BF16"
@@ -239,11 +240,75 @@ def _wavtokenizer(a: dict[str, Any], text_hidden: int) -> list[Triple]:
     return [*out, (q + "embed", DT, (codebook, dim)), (q + "embed_avg", DT, (codebook, dim))]
 
 
+def _pairs(value: Any, default: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """Per-convolution (time, frequency) sizes as the class reads them, its default where the config's
+    are no such pairs."""
+    if isinstance(value, (list, tuple)) and len(value) == len(default):
+        pairs = tuple(
+            tuple(_int(x, 0) for x in p) for p in value if isinstance(p, (list, tuple)) and len(p) == 2
+        )
+        if len(pairs) == len(default) and all(all(pair) for pair in pairs):
+            return pairs  # type: ignore[return-value]
+    return default
+
+
+def _gemma3n_audio(a: dict[str, Any], text_hidden: int) -> list[Triple]:
+    """Gemma 3n's USM conformer (modeling_gemma3n.py: Gemma3nAudioEncoder): two unbiased 2-D convolutions
+    (sscp_conv_channel_size, kernels and strides as (time, frequency) pairs, the frequency axis padded by
+    one either side), each with a cumulative group norm's scale, and a projection of the second's channels
+    times the frequencies left of input_feat_size; then conf_num_hidden_layers blocks of two half-step
+    feed-forwards 4x wide, chunked attention (q/k/v, a relative-position projection, a per-dimension query
+    scale, an output projection, norms before and after), a light convolution (a GLU projection, a
+    depthwise convolution conf_conv_kernel_size wide, a norm, a projection) and a closing norm; every
+    linear unbiased, every norm an RMSNorm with a scale. embed_audio holds a table of vocab_size hard
+    tokens, their and the soft tokens' norms and a projection into the text width (whose norm has no
+    weight)."""
+    h, depth = _int(a.get("hidden_size"), 1536), _int(a.get("conf_num_hidden_layers"), 12)
+    heads = _int(a.get("conf_num_attention_heads"), 8) or 1
+    channels = _ints(a.get("sscp_conv_channel_size"), (128, 32))
+    channels = channels if len(channels) == 2 else (128, 32)
+    kernels = _pairs(a.get("sscp_conv_kernel_size"), ((3, 3), (3, 3)))
+    strides = _pairs(a.get("sscp_conv_stride_size"), ((2, 2), (2, 2)))
+    kernel, hd = _int(a.get("conf_conv_kernel_size"), 5), h // heads
+    e = "model.audio_tower."
+    s = e + "subsample_conv_projection."
+    out: list[Triple] = []
+    freq, into = _int(a.get("input_feat_size"), 128), 1
+    for i in range(2):
+        (kh, kw), (_, sw) = kernels[i], strides[i]
+        out += [
+            (f"{s}conv_{i}.conv.weight", DT, (channels[i], into, kh, kw)),
+            (f"{s}conv_{i}.norm.weight", DT, (channels[i],)),
+        ]
+        freq, into = (freq + 2 - kw) // sw + 1, channels[i]
+    out += _linear(s + "input_proj_linear", h, into * freq, False)
+    for i in range(depth):
+        b = f"{e}conformer.{i}."
+        for ff in ("ffw_layer_start.", "ffw_layer_end."):
+            out += _norm(b + ff + "pre_layer_norm", h, False) + _norm(b + ff + "post_layer_norm", h, False)
+            out += _linear(b + ff + "ffw_layer_1", 4 * h, h, False)
+            out += _linear(b + ff + "ffw_layer_2", h, 4 * h, False)
+        t = b + "attention."
+        out += [(t + "attn.per_dim_scale", DT, (hd,))]
+        out += _linear(t + "attn.relative_position_embedding.pos_proj", heads * hd, h, False)
+        for proj in ("q_proj", "k_proj", "v_proj"):
+            out += _linear(t + "attn." + proj, heads * hd, h, False)
+        out += _norm(t + "pre_attn_norm", h, False) + _norm(t + "post_norm", h, False)
+        out += _linear(t + "post", h, h, False)
+        c = b + "lconv1d."
+        out += _norm(c + "pre_layer_norm", h, False) + _linear(c + "linear_start", 2 * h, h, False)
+        out += [(c + "depthwise_conv1d.weight", DT, (h, 1, kernel))]
+        out += _norm(c + "conv_norm", h, False) + _linear(c + "linear_end", h, h, False)
+        out += _norm(b + "norm", h, False)
+    return out + gemma3n_embedder("model.embed_audio.", a, 1536, text_hidden)
+
+
 Audio = Callable[[dict[str, Any], int], list[Triple]]
 
 # outer model_type -> (the audio config's model_type the entry was written from, its tower and projector)
 AUDIO: dict[str, tuple[str, Audio]] = {
     "gemma4": ("gemma4_audio", _gemma4_audio),
+    "gemma3n": ("gemma3n_audio", _gemma3n_audio),
     "gemma4_unified": ("gemma4_unified_audio", _gemma4_unified_audio),
     "inkling_mm_model": ("inkling_audio", inkling_audio),
     "muse_spark": ("muse_spark_audio", _muse_spark_audio),

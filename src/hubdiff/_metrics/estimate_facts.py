@@ -879,7 +879,7 @@ for _outer, _text in (
     ("mllama", "mllama_text_model"),
     ("glm4v_moe", "glm4v_moe_text"),
     ("gemma4", "gemma4_text"),
-    ("gemma3n", "gemma3n_text"),  # its vision (MobileNetV5) and audio towers are not modelled: marked
+    ("gemma3n", "gemma3n_text"),  # its MobileNetV5 and audio towers: estimate_mobilenet, estimate_audio
     ("gemma4_unified_text", "gemma4_text"),  # Gemma 4's stack without per-layer inputs and experts
     ("gemma4_unified", "gemma4_text"),
     ("glm_ocr", "glm_ocr_text"),

@@ -15,6 +15,7 @@ from typing import Any
 
 from .config import MAX_DIM, VISION_CONFIG_KEYS, ArchConfig
 from .estimate_facts import Triple
+from .estimate_mobilenet import gemma3n_architecture, gemma3n_vision
 
 DT = "BF16"
 
@@ -778,6 +779,12 @@ def _blip(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return out + _norm(e + "post_layernorm", d)
 
 
+def _gemma3n(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Gemma 3n: timm's MobileNetV5 encoder of the config's architecture and embed_vision
+    (estimate_mobilenet)."""
+    return gemma3n_vision(v, text_hidden)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -802,6 +809,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "gemma4": ("gemma4_vision", _gemma4),
     "diffusion_gemma": ("gemma4_vision", _gemma4),  # Gemma 4's tower and projector, in its encoder
     "gemma4_unified": ("gemma4_unified_vision", _gemma4_unified),
+    "gemma3n": ("gemma3n_vision", _gemma3n),
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
     "muse_spark": ("muse_spark_vision", _muse_glimmer),  # Muse Spark's tower and adapter are Muse Glimmer's
@@ -865,6 +873,10 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ("hidden_size", "num_hidden_layers")
     elif outer == "gemma4_unified":
         sizes = ()  # no tower: every size of the embedder has its class's default
+    elif outer == "gemma3n":  # a timm tower: its layout is its architecture's, written out or not modelled
+        if gemma3n_architecture(v) is None:
+            return None
+        sizes = ()
     elif outer == "granite4_vision":  # its downsamplers need a window and a deepstack map to be built
         q = cfg.raw.get("qformer_config")
         pairs = cfg.raw.get("deepstack_layer_map")

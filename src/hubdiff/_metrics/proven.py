@@ -17,7 +17,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     deepseek_vl deepseek_vl_hybrid diffllama diffusion_gemma doge dory dots1 dots3_note
     dots3_note_text emu3 ergo ernie4_5 ernie4_5_moe ernie4_5_vl_moe exaone exaone4 exaone4_5
     exaone_moe falcon falcon_h1 falcon_mamba flex_olmo flint fuyu gemma gemma2 gemma3 gemma3_text
-    gemma3n_text gemma4 gemma4_assistant gemma4_text gemma4_unified gemma4_unified_assistant
+    gemma3n gemma3n_text gemma4 gemma4_assistant gemma4_text gemma4_unified gemma4_unified_assistant
     gemma4_unified_text git glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm5_next
     glm_moe_dsa glm_ocr glmga got_ocr2 gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox gpt_neox_japanese
     gpt_oss gptj granite granite4_vision granite_docling granite_swa granitemoe granitemoe_swa
