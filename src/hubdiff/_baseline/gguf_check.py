@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .._compare.tensor_diff import TensorDiff, diff_tensors
 from ..patterns import compress, ordered
 from ..snapshot import Snapshot
+from ..values import same_value
 from .gguf import gguf_block, parse_strip, pinned_key, pinned_record, variant_keys
 
 if TYPE_CHECKING:
@@ -80,19 +81,6 @@ class GGUFCheck:
         return [c for c in self.changes if c.variant not in names and c.path not in names]
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Numbers by value (a YAML ``5`` is a recorded ``5.0``), the rest by type and value."""
-    numbers = (int, float)
-    if (
-        isinstance(a, numbers)
-        and isinstance(b, numbers)
-        and not isinstance(a, bool)
-        and not isinstance(b, bool)
-    ):
-        return bool(a == b)
-    return type(a) is type(b) and a == b
-
-
 def _snapshot(patterns: Sequence[Any], sha: str) -> Snapshot:
     return Snapshot("gguf", "", sha, None, {}, None, (), {}, tuple(ordered(patterns)))
 
@@ -113,12 +101,7 @@ def compare_gguf(
     for name in sorted(old.keys() & new.keys()):
         for what in FIELDS:
             before, after = old[name].get(what), new[name][what]
-            if what == "types" and isinstance(before, dict):
-                differs = before.keys() != after.keys() or any(not _same(before[k], after[k]) for k in after)
-            elif what == "files":
-                differs = before != after
-            else:
-                differs = not _same(before, after)
+            differs = before != after if what == "files" else not same_value(before, after)
             if differs:
                 changes.append(GGUFChange(name, what, "changed", before, after))
     pinned = pinned_key(pin, keys)

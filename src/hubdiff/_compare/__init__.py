@@ -12,6 +12,7 @@ from typing import Any
 from .._metrics.figures import FIGURE_UNITS
 from .._metrics.results import Metrics
 from ..snapshot import Snapshot
+from ..values import same_value
 from .config_diff import ConfigChange, diff_configs
 from .tensor_diff import TensorDiff, diff_tensors
 
@@ -65,29 +66,11 @@ class Comparison:
         return bool(self.config or not self.tensors.empty or self.metrics)
 
 
-def _same_figure(a: Any, b: Any) -> bool:
-    """Equal as figures: numbers by value whatever their type (3 and 3.0), mappings key by key, lists in
-    order, anything else by type and value."""
-    numbers = (int, float)
-    if (
-        isinstance(a, numbers)
-        and isinstance(b, numbers)
-        and not isinstance(a, bool)
-        and not isinstance(b, bool)
-    ):
-        return a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_figure(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same_figure(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
 def diff_figures(old: dict[str, Any], new: dict[str, Any]) -> list[MetricDelta]:
     """The figures whose value changed. A few dozen flat values: compared directly (deepdiff and the numpy
     it imports cost 0.4 s, more than the rest of a warm diff)."""
     names = sorted(
-        n for n in old.keys() | new.keys() if n not in old or n not in new or not _same_figure(old[n], new[n])
+        n for n in old.keys() | new.keys() if n not in old or n not in new or not same_value(old[n], new[n])
     )
     return [MetricDelta(n, old.get(n), new.get(n), FIGURE_UNITS.get(n, "count")) for n in names]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._threads import each_in_threads
+from ..values import same_value
 from .files import SPECIAL_TOKENS, ReleaseFiles
 from .render import PromptComparison, Rendered, compare_prompts, render_template
 
@@ -31,7 +32,7 @@ class Row:
 
     @property
     def changed(self) -> bool:
-        return not _same(self.old, self.new)
+        return not same_value(self.old, self.new)
 
 
 @dataclass(frozen=True)
@@ -185,18 +186,6 @@ def _token(content: str | None, token_id: int | None) -> str:
 
 def _plain(value: Any) -> str:
     return "(absent)" if value is None else str(value)
-
-
-def _same(a: Any, b: Any) -> bool:
-    numbers = (int, float)
-    if (
-        isinstance(a, numbers)
-        and isinstance(b, numbers)
-        and not isinstance(a, bool)
-        and not isinstance(b, bool)
-    ):
-        return a == b
-    return type(a) is type(b) and a == b
 
 
 def reflow(text: str) -> tuple[list[str], bool]:

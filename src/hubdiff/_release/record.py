@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from .._compare.claim import Claim, ClaimError, ClaimResult
+from ..values import same_value
 from .diff import (
     COSMETIC_GENERATION,
     ReleaseDiff,
@@ -203,18 +204,6 @@ def validate_claim(claim: Claim) -> None:
         raise ClaimError(f"claim {claim.name[:80]}: generation.<key of generation_config.json>")
 
 
-def _equal(a: Any, b: Any) -> bool:
-    numbers = (int, float)
-    if (
-        isinstance(a, numbers)
-        and isinstance(b, numbers)
-        and not isinstance(a, bool)
-        and not isinstance(b, bool)
-    ):
-        return float(a) == float(b)
-    return type(a) is type(b) and a == b
-
-
 def evaluate_claim(claim: Claim, now: dict[str, Any] | None, recorded: dict[str, Any] | None) -> ClaimResult:
     """``now``: the release record of the revision checked (None: not read, ``--offline``);
     ``recorded``: the baseline's."""
@@ -242,4 +231,4 @@ def evaluate_claim(claim: Claim, now: dict[str, Any] | None, recorded: dict[str,
         measured = (now.get("generation") or {}).get(claim.name.removeprefix("generation."))
     else:
         measured = (now.get("special_tokens") or {}).get(claim.name)
-    return ClaimResult(claim, measured, _equal(measured, claim.stated), "equal")
+    return ClaimResult(claim, measured, same_value(measured, claim.stated), "equal")
