@@ -268,20 +268,10 @@ def release_parts(rel: ReleaseDiff) -> list[str]:
             parts.append(f"{what} {t.verdict}")
     tokens = rel.changed_tokens
     if tokens:
-        parts.append(
-            "special tokens changed ("
-            + ", ".join(x.name for x in tokens[:4])
-            + (" …" if len(tokens) > 4 else "")
-            + ")"
-        )
+        parts.append(_changed("special tokens", [x.name for x in tokens], 4))
     gen = rel.changed_rows(rel.generation, cosmetic=not rel.changed)
     if gen:
-        parts.append(
-            "generation defaults changed ("
-            + ", ".join(r.name for r in gen[:5])
-            + (" …" if len(gen) > 5 else "")
-            + ")"
-        )
+        parts.append(_changed("generation defaults", [r.name for r in gen], 5))
     rest = rel.changed_rows(rel.tokenizer) + rel.changed_rows(rel.processor)
     if rest or rel.added_tokens:
         parts.append(f"{len(rest) + bool(rel.added_tokens)} tokenizer/processor change(s)")
@@ -338,3 +328,8 @@ def key_figures(c: Comparison) -> list[tuple[str, str, Any, Any]]:
             label = f"{label} ({c.figures_new.get('context_tokens', 0):,} tokens)"
         rows.append((label, FIGURE_UNITS.get(name, "count"), old, new))
     return rows
+
+
+def _changed(what: str, names: list[str], most: int) -> str:
+    """``what changed (a, b, …)``: the first ``most`` names, an ellipsis for the rest."""
+    return f"{what} changed ({', '.join(names[:most])}{' …' if len(names) > most else ''})"
