@@ -237,9 +237,10 @@ def _release_against_record(
     """The revision's release files against the baseline's record of them, and their own record (what
     release claims are checked on). Not read when the baseline records none and claims none of them: a
     baseline recorded before hubdiff read these files is not compared (``baseline update`` records them)."""
+    from ._compare.release_claims import is_release_claim
     from ._release.files import ReleaseFiles
     from ._release.read import OFFLINE_NOTE, release_of
-    from ._release.record import compare_with_record, is_release_claim, release_record
+    from ._release.record import compare_with_record, release_record
 
     if repo.release is None and not any(is_release_claim(c.name) for c in repo.claims):
         return None, None

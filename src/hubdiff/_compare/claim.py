@@ -1,5 +1,5 @@
 """A claim and the result of checking one (``Claim``, ``ClaimResult``, ``ClaimError``), with the unit a
-claim is written in; what checks them is ``claims`` (figures, config) and ``_release.record`` (the
+claim is written in; what checks them is ``claims`` (figures, config) and ``release_claims`` (the
 release files), which both build on these.
 """
 

@@ -16,6 +16,7 @@ from .._metrics.figures import FIGURE_UNITS
 from .._metrics.serving_options import figure_unit, name_problem
 from ..units import parse_quantity
 from .claim import _QUANTITY, Claim, ClaimError, ClaimResult, in_unit, written_unit
+from .release_claims import evaluate_release_claim, is_release_claim, validate_release_claim
 
 
 def restated(claim: Claim, measured: Any) -> Any:
@@ -68,10 +69,8 @@ def _bounds(claim: Claim, unit: str) -> tuple[float, float, float]:
 def validate(claim: Claim) -> None:
     if claim.name.startswith("config."):
         return
-    from .._release.record import is_release_claim, validate_claim
-
     if is_release_claim(claim.name):  # chat_template, *_token, generation.*, model_max_length
-        validate_claim(claim)
+        validate_release_claim(claim)
         return
     if "@" in claim.name and (problem := name_problem(claim.name)):  # a serving figure: kv_bytes...@tp8
         raise ClaimError(f"claim {claim.name[:80]}: {problem}")
@@ -107,10 +106,8 @@ def evaluate(
 ) -> ClaimResult:
     """``release``: the release record (``_release.record``) of what is checked; ``recorded_release``:
     the baseline's, which ``chat_template: unchanged`` compares with."""
-    from .._release.record import evaluate_claim, is_release_claim
-
     if is_release_claim(claim.name):
-        return evaluate_claim(claim, release, recorded_release)
+        return evaluate_release_claim(claim, release, recorded_release)
     if claim.name.startswith("config."):
         measured: Any = config
         for part in claim.name.split(".")[1:]:

@@ -1,19 +1,11 @@
-"""What a baseline keeps of a release's files, checking a new revision against it, and the claims that
-can pin them.
+"""What a baseline keeps of a release's files, and checking a new revision against it (the claims that
+can pin them are ``_compare.release_claims``).
 
 A baseline records hashes, not text: the chat template's sha256, the sha256 of the prompt it renders
 on each fixed conversation (or ``fails: KIND``), the special tokens with their ids, the generation
 defaults and ``model_max_length``. ``check`` compares a revision with that record: a template with a
 new hash whose prompts all hash the same is cosmetic; ``hubdiff diff`` between the two commits shows
 the text.
-
-Claims (in a repo's ``claims``):
-
-- ``chat_template: unchanged`` (the recorded template's hash), ``chat_template: same prompts`` (every
-  recorded prompt hash: a cosmetic edit holds), or a sha256;
-- ``eos_token: "<|im_end|>"`` and any other ``*_token`` (``null``: the release has none);
-- ``generation.temperature: 0.6`` and any other key of generation_config.json;
-- ``model_max_length: 131072``.
 """
 
 from __future__ import annotations
@@ -21,8 +13,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._compare.claim import Claim, ClaimError, ClaimResult
-from ..values import same_value
 from .diff import (
     COSMETIC_GENERATION,
     ReleaseDiff,
@@ -35,10 +25,8 @@ from .diff import (
 from .files import ReleaseFiles
 from .render import CONVERSATION_NAMES, Rendered, compare_prompts, render_template
 
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
-_TOKEN_CLAIM = re.compile(r"(?!.*_per_token$)[A-Za-z0-9_]{1,60}_token")
-TEMPLATE_CLAIMS = ("unchanged", "same prompts")
+SHA256 = re.compile(r"[0-9a-f]{64}")  # a file's or a rendered prompt's hash, as recorded
+RECORD_KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")  # a key of generation_config.json or a token's name
 RECORD_KEYS = (
     "chat_template",
     "named_templates",
@@ -86,13 +74,13 @@ def check_record(record: Any) -> str | None:
         return f"unknown key {sorted(bad)[0]!r} (known: {', '.join(RECORD_KEYS)})"
     template = record.get("chat_template")
     if template is not None:
-        if not isinstance(template, dict) or not _SHA256.fullmatch(str(template.get("sha256", ""))):
+        if not isinstance(template, dict) or not SHA256.fullmatch(str(template.get("sha256", ""))):
             return "chat_template needs a sha256 (64 hex digits)"
         prompts = template.get("prompts") or {}
         if not isinstance(prompts, dict) or not all(
             k in CONVERSATION_NAMES
             and isinstance(v, str)
-            and (_SHA256.fullmatch(v) or v.startswith("fails: "))
+            and (SHA256.fullmatch(v) or v.startswith("fails: "))
             for k, v in prompts.items()
         ):
             return "chat_template.prompts maps the fixed conversations to a sha256 or 'fails: KIND'"
@@ -100,7 +88,9 @@ def check_record(record: Any) -> str | None:
         value = record.get(key)
         if value is not None and (
             not isinstance(value, dict)
-            or not all(isinstance(k, str) and _KEY.fullmatch(k) and type(v) is kind for k, v in value.items())
+            or not all(
+                isinstance(k, str) and RECORD_KEY.fullmatch(k) and type(v) is kind for k, v in value.items()
+            )
         ):
             return f"{key} must map names to {kind.__name__}s"
     if record.get("generation") is not None and not isinstance(record["generation"], dict):
@@ -174,61 +164,3 @@ def compare_with_record(record: dict[str, Any], new: ReleaseFiles) -> ReleaseDif
     return ReleaseDiff(
         old, new, tuple(templates), tokens, generation, tokenizer, (), (), tuple(eos_warnings(new))
     )
-
-
-# -- claims ------------------------------------------------------------------------------------
-def is_release_claim(name: str) -> bool:
-    """chat_template, model_max_length, generation.KEY, or a special token (``eos_token``; never a
-    figure such as ``kv_bytes_per_token``)."""
-    from .._metrics.figures import FIGURE_UNITS
-
-    if name in ("chat_template", "model_max_length") or name.startswith("generation."):
-        return True
-    return bool(_TOKEN_CLAIM.fullmatch(name)) and name not in FIGURE_UNITS
-
-
-def validate_claim(claim: Claim) -> None:
-    stated = claim.stated
-    if claim.name == "chat_template":
-        if stated not in TEMPLATE_CLAIMS and not (isinstance(stated, str) and _SHA256.fullmatch(stated)):
-            raise ClaimError(
-                f"claim chat_template: write 'unchanged', 'same prompts' or a sha256, not {str(stated)[:40]!r}"
-            )
-    elif claim.name.endswith("_token") and not claim.name.startswith("generation."):
-        if stated is not None and not isinstance(stated, str):
-            raise ClaimError(f"claim {claim.name}: a token is a string (or null: none)")
-    elif claim.name == "model_max_length":
-        if isinstance(stated, bool) or not isinstance(stated, (int, float)):
-            raise ClaimError("claim model_max_length: a number")
-    elif not _KEY.fullmatch(claim.name.removeprefix("generation.")):
-        raise ClaimError(f"claim {claim.name[:80]}: generation.<key of generation_config.json>")
-
-
-def evaluate_claim(claim: Claim, now: dict[str, Any] | None, recorded: dict[str, Any] | None) -> ClaimResult:
-    """``now``: the release record of the revision checked (None: not read, ``--offline``);
-    ``recorded``: the baseline's."""
-    if now is None:
-        return ClaimResult(claim, None, False, "not checked: the release files were not read (--offline)")
-    if claim.name == "chat_template":
-        template = now.get("chat_template") or {}
-        measured = template.get("sha256")
-        before = (recorded or {}).get("chat_template") or {}
-        if claim.stated == "unchanged":
-            return ClaimResult(
-                claim,
-                measured,
-                measured is not None and measured == before.get("sha256"),
-                "the recorded template's sha256",
-            )
-        if claim.stated == "same prompts":
-            prompts = template.get("prompts") or {}
-            holds = bool(prompts) and prompts == (before.get("prompts") or {})
-            return ClaimResult(claim, measured, holds, "the recorded prompts' sha256 on every conversation")
-        return ClaimResult(claim, measured, measured == claim.stated, "sha256 equal")
-    if claim.name == "model_max_length":
-        measured = now.get("model_max_length")
-    elif claim.name.startswith("generation."):
-        measured = (now.get("generation") or {}).get(claim.name.removeprefix("generation."))
-    else:
-        measured = (now.get("special_tokens") or {}).get(claim.name)
-    return ClaimResult(claim, measured, same_value(measured, claim.stated), "equal")
