@@ -53,6 +53,11 @@ def test_a_mistyped_folder_says_no_such_folder_as_well_as_no_such_repo(example_h
     hub_name = hubdiff("snapshot", "zai-org/GLM-9", cwd=here, endpoint=example_hub.endpoint)
     assert hub_name.returncode == 3  # no folder zai-org here: a Hub repo id, said as one
     assert hub_name.stderr == "hubdiff: zai-org/GLM-9@main: repository not found (or private: set HF_TOKEN)\n"
+    # with no network (nothing listens on the endpoint), the path is as likely meant as the repo
+    offline = hubdiff("snapshot", "examples/neww", "--retries", "0", cwd=here, endpoint="http://127.0.0.1:9")
+    assert offline.returncode == 3
+    assert offline.stderr.startswith("hubdiff: examples/neww@main: cannot connect to http://127.0.0.1:9")
+    assert offline.stderr.endswith("; no folder examples/neww exists either\n")
 
 
 def test_validate_and_check_take_a_folder_of_baselines(example_hub, example_cache, tmp_path):

@@ -32,8 +32,9 @@ def exit_code_of(command: Callable[[argparse.Namespace], int], args: argparse.Na
 
 def _no_such_folder(exc: errors.HubdiffError, args: argparse.Namespace) -> str:
     """A source given as ``dir/name`` is a Hub repo id when no such folder exists; when ``dir`` is a
-    folder here, the name was likely a mistyped path, and "repository not found" alone would hide that."""
-    if not isinstance(exc, errors.SourceError) or exc.access != "missing":
+    folder here, the name was likely a mistyped path, and "repository not found" (or, with no network,
+    "cannot connect") alone would hide that."""
+    if not isinstance(exc, errors.SourceError):
         return ""
     given = [getattr(args, name, None) for name in ("source", "old", "new")]
     owner = exc.where.split("/", 1)[0]
