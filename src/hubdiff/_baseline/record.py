@@ -304,7 +304,7 @@ def init_repo(
             options = _options_for(entry.get("metrics_options"), options)
         revision = entry.get("revision", "main")
         try:
-            snapshot = sources.open(replace(spec, revision=revision), on_config=EarlyConfigRead(options))
+            snapshot = sources.open(spec._replace(revision=revision), on_config=EarlyConfigRead(options))
         except GGUFRepo as exc:
             release = _gguf_of(exc, sources, spec.target, revision)
             return _init_gguf(path, entry, before, release, pin)

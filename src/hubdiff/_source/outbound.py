@@ -34,8 +34,7 @@ import ssl
 import threading
 import time
 import urllib.request
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from .._say import notice
@@ -207,8 +206,7 @@ _RATE_LIMIT = re.compile(
 _QUOTA = re.compile(r";\s*q\s*=\s*(?P<q>\d{1,9})")
 
 
-@dataclass(frozen=True)
-class RateLimit:
+class RateLimit(NamedTuple):
     """An answer's ``RateLimit`` (IETF draft fields, as the Hub sends them: ``"api";r=0;t=52``) with the
     quota of its ``RateLimit-Policy`` (``"fixed window";"api";q=500;w=300``), when it says one."""
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import UsageError
 from .repo_id import is_repo_id
@@ -22,8 +22,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class SourceSpec:
+class SourceSpec(NamedTuple):
     kind: str  # "hub" or "local"
     target: str  # repo id or folder path
     revision: str  # "main" by default; "local" for folders

@@ -38,6 +38,8 @@ def _no_such_folder(exc: errors.HubdiffError, args: argparse.Namespace) -> str:
         return ""
     given = [getattr(args, name, None) for name in ("source", "old", "new")]
     owner = exc.where.split("/", 1)[0]
-    if any(str(g).partition("@")[0] == exc.where for g in given if g) and Path(owner).is_dir():
+    named = any(str(g).partition("@")[0] == exc.where for g in given if g)
+    # a folder that exists was read as one: its own error says what is wrong with it
+    if named and owner and not Path(exc.where).exists() and Path(owner).is_dir():
         return f"; no folder {printable_lines(exc.where)} exists either"
     return ""

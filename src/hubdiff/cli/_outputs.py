@@ -5,8 +5,8 @@ write and say the same."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import _say
 from .._files import atomic_write_text
@@ -16,10 +16,10 @@ from ..visible import printable_lines
 WRITTEN = (("report", "output"), ("comment", "comment"), ("summary", "summary"))
 
 
-@dataclass(frozen=True)
-class Outputs:
+class Outputs(NamedTuple):
     """What a run prints and writes. ``files``: the text of each form asked for, by its name in
-    ``WRITTEN``; where each goes is the arguments' (a recorded output never names a path)."""
+    ``WRITTEN``; where each goes is the arguments' (a recorded output never names a path). A NamedTuple,
+    as every value a replayed run builds (``HubSettings``)."""
 
     stdout: str | None
     files: tuple[tuple[str, str], ...] = ()

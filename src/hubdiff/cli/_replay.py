@@ -25,7 +25,6 @@ import argparse
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._files import atomic_write_text
@@ -52,15 +51,13 @@ NOT_PRINTED = frozenset(
 )
 
 
-@dataclass
 class Replay:
     """The recorded output of one command with one set of arguments and inputs on one endpoint."""
 
-    path: Path
-    key: str
-    settings: HubSettings
-    # where each (repo, revision) points now, for those this run asked
-    points: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    def __init__(self, path: Path, key: str, settings: HubSettings) -> None:
+        self.path, self.key, self.settings = path, key, settings
+        # where each (repo, revision) points now, for those this run asked
+        self.points: dict[tuple[str, str], str | None] = {}
 
     @classmethod
     def of_run(cls, command: str, args: argparse.Namespace, inputs: object = None) -> Replay | None:
