@@ -492,6 +492,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         out.append(("ordered embeddings", ordered))
     out += _gemma_variants(out[0][1])
     out += _gemma_towers(model_type, out[0][1])
+    out += _timm_towers(out[0][1])
     out += _inkling_variants(model_type, out[0][1])
     out += _action_expert_variants(out[0][1])
     sliding = copy.deepcopy(out[0][1])
@@ -587,6 +588,27 @@ def _gemma_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]
         text.update(enable_moe_block=True, num_experts=8, top_k_experts=2, moe_intermediate_size=inter // 4)
         out.append(("moe block", moe))
     return out
+
+
+def _timm_towers(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A timm FastViT tower (FastVLM's) of another architecture than the defaults': "timm tower"
+    (FastViT-MCi0's four stages, squeezed-and-excited downsampling, batch-normed attention blocks, in its
+    training-time branches, under an unbiased projector from its 1024 channels); "model args", a timm
+    keyword argument that changes the tower (no layer scales), which hubdiff must mark."""
+    vision = default.get("vision_config")
+    if not isinstance(vision, dict) or not str(vision.get("architecture") or "").startswith("fastvit_"):
+        return []
+    tower = copy.deepcopy(default)
+    tower["vision_config"].update(
+        architecture="fastvit_mci0",
+        hidden_size=1024,
+        model_args={"inference_mode": False, "drop_path_rate": 0.1},
+    )
+    if isinstance(tower.get("multimodal_projector_bias"), bool):
+        tower["multimodal_projector_bias"] = not tower["multimodal_projector_bias"]
+    args = copy.deepcopy(default)
+    args["vision_config"]["model_args"] = {"inference_mode": True, "layer_scale_init_value": None}
+    return [("timm tower", tower), ("model args", args)]
 
 
 def _gemma_towers(model_type: str, default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
