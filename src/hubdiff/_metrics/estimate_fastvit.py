@@ -268,8 +268,8 @@ def fast_vlm_doubts(outer: str, v: dict[str, Any] | None) -> list[str]:
     args = v.get("model_args") if arch in FASTVIT else None
     if not isinstance(args, dict):
         return []
-    return [
+    return [  # timm.create_model drops a keyword argument that is None: it changes nothing
         f"vision_config.model_args.{key} not understood: timm's {arch} taken as defined"
-        for key in args
-        if key not in _SIZES_NOTHING
+        for key, value in args.items()
+        if key not in _SIZES_NOTHING and value is not None
     ]
