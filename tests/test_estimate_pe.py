@@ -28,6 +28,12 @@ PLM_1B_ARGS = {
 }
 
 
+def _encoder(vision: dict[str, Any]) -> list[tuple[str, str, tuple[int, ...]]]:
+    options = pe_options(vision)
+    assert options is not None
+    return perception_encoder(options, "")
+
+
 def test_perception_lm_1b_encoder_by_hand() -> None:
     d, depth, patches = 1024, 23, (448 // 14) ** 2
     # a block: two LayerNorms (4d), fused biased q/k/v (3d^2 + 3d), a biased output projection
@@ -36,9 +42,7 @@ def test_perception_lm_1b_encoder_by_hand() -> None:
     # a class token, learned positions for every patch and it, an unbiased 14x14 patch embedding, the
     # pre-transformer LayerNorm; no pooling latent, no post norm, no fc norm
     embeddings = d + (patches + 1) * d + d * 3 * 14 * 14 + 2 * d
-    tensors = perception_encoder(
-        pe_options({"architecture": "vit_pe_core_large_patch14_336", "model_args": PLM_1B_ARGS}), ""
-    )  # type: ignore[arg-type]
+    tensors = _encoder({"architecture": "vit_pe_core_large_patch14_336", "model_args": PLM_1B_ARGS})
     assert sum(math.prod(shape) for _, _, shape in tensors) == depth * block + embeddings == 291_415_040
     names = {name for name, _, _ in tensors}
     assert (
@@ -51,7 +55,7 @@ def test_perception_lm_1b_encoder_by_hand() -> None:
 def test_the_definition_alone_is_timms_core_encoder() -> None:
     """Without model_args, the core encoder keeps its attention pooling and post-transformer norm, and
     sizes its positions by its own 336-pixel input: 24 x 24 patches and the class token."""
-    tensors = perception_encoder(pe_options({"architecture": "vit_pe_core_large_patch14_336"}), "")  # type: ignore[arg-type]
+    tensors = _encoder({"architecture": "vit_pe_core_large_patch14_336"})
     assert ("pos_embed", "BF16", (1, 577, 1024)) in tensors
     assert ("attn_pool.kv.weight", "BF16", (2048, 1024)) in tensors
     assert ("norm.weight", "BF16", (1024,)) in tensors
