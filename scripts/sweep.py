@@ -13,12 +13,12 @@ Usage: ``python scripts/sweep.py [--processes N] [MODEL_TYPE ...]`` (no types: a
 only their rows are replaced in the committed table). ``tests/test_sweep.py`` re-runs a sample and
 checks the table is what the code produces.
 
-A model whose tower is timm's (Gemma 3n's MobileNetV5, built by ``TimmWrapperModel``) is built only where
-timm, torchvision and Pillow are installed beside torch and the locked transformers; without them its
-rows are "not built", with transformers' import error as the reason, and the type falls out of the
-proven set (tests/test_sweep.py fails on it). Install them with the ``sweep`` extra
-(``pip install -e '.[test,sweep]'``, as .github/workflows/sweep.yml does); torchvision must be the build
-of the installed torch.
+A model whose tower is timm's (built by ``TimmWrapperModel``: Gemma 3n's MobileNetV5, FastVLM's FastViT,
+Perception LM's Perception Encoder) is built only where timm, torchvision and Pillow are installed beside
+torch and the locked transformers; without them its rows are "not built", with transformers' import error
+as the reason, and the type falls out of the proven set (tests/test_sweep.py fails on it). Install them
+with the ``sweep`` extra (``pip install -e '.[test,sweep]'``, as .github/workflows/sweep.yml does);
+torchvision must be the build of the installed torch.
 """
 
 from __future__ import annotations

@@ -492,6 +492,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         out.append(("ordered embeddings", ordered))
     out += _gemma_variants(out[0][1])
     out += _gemma_towers(model_type, out[0][1])
+    out += _timm_towers(out[0][1])
     out += _inkling_variants(model_type, out[0][1])
     out += _action_expert_variants(out[0][1])
     sliding = copy.deepcopy(out[0][1])
@@ -587,6 +588,51 @@ def _gemma_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]
         text.update(enable_moe_block=True, num_experts=8, top_k_experts=2, moe_intermediate_size=inter // 4)
         out.append(("moe block", moe))
     return out
+
+
+def _timm_towers(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A timm FastViT tower (FastVLM's) of another architecture than the defaults': "timm tower"
+    (FastViT-MCi0's four stages, squeezed-and-excited downsampling, batch-normed attention blocks, in its
+    training-time branches, under an unbiased projector from its 1024 channels); "model args", a timm
+    keyword argument that changes the tower (5x5 RepMixer kernels), which hubdiff must mark."""
+    vision = default.get("vision_config")
+    if isinstance(vision, dict) and "vision_use_cls_token" in default:  # Perception LM's encoder
+        tower = copy.deepcopy(default)
+        tower["vision_config"] = {
+            **vision,
+            "architecture": "vit_pe_spatial_base_patch16_512",
+            "model_args": {
+                "embed_dim": 768,
+                "depth": 3,
+                "img_size": 224,
+                "num_reg_tokens": 2,
+                "global_pool": "map",
+                "init_values": 0.1,
+                "use_fc_norm": True,
+                "drop_path_rate": 0.1,
+            },
+        }
+        tower["projector_pooling_ratio"] = 2
+        args = copy.deepcopy(default)
+        args["vision_config"] = {
+            **vision,
+            "architecture": "vit_pe_core_large_patch14_336",
+            "model_args": {**PERCEPTION_LM_1B_ENCODER, "qkv_fused": False},
+        }
+        return [("timm tower", tower), ("model args", args)]
+    if not isinstance(vision, dict) or not str(vision.get("architecture") or "").startswith("fastvit_"):
+        return []
+    tower = copy.deepcopy(default)
+    tower["vision_config"].update(
+        architecture="fastvit_mci0",
+        hidden_size=1024,
+        model_args={"inference_mode": False, "drop_path_rate": 0.1},
+    )
+    if isinstance(tower.get("multimodal_projector_bias"), bool):
+        tower["multimodal_projector_bias"] = not tower["multimodal_projector_bias"]
+    args = copy.deepcopy(default)
+    args["vision_config"]["model_args"] = {"inference_mode": True, "repmixer_kernel_size": 5}
+    return [("timm tower", tower), ("model args", args)]
 
 
 def _gemma_towers(model_type: str, default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -1710,6 +1756,33 @@ def _filled_experts(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
     return filled
 
 
+# The Perception Encoder of facebook/Perception-LM-1B as transformers' conversion script writes it
+# (convert_perception_lm_weights_to_hf.py: the release's width, depth, tile size, no post-transformer norm,
+# layer scales, and no pooling, with the rotary grid of the tile)
+PERCEPTION_LM_1B_ENCODER: dict[str, Any] = {
+    "embed_dim": 1024,
+    "depth": 23,
+    "img_size": [448, 448],
+    "global_pool": "",
+    "use_post_transformer_norm": False,
+    "init_values": 0.1,
+    "ref_feat_shape": [32, 32],
+}
+
+
+def _filled_timm_tower(cfg_obj: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """Perception LM's vision config, whose class default is TimmWrapperConfig's (resnet50, no
+    model_args) although its projector reads the encoder's width from model_args["embed_dim"] and its
+    vision_use_cls_token strips a Perception Encoder's class token: the encoder its conversion script
+    writes for Perception-LM-1B (vit_pe_core_large_patch14_336 with PERCEPTION_LM_1B_ENCODER)."""
+    vision, nested = getattr(cfg_obj, "vision_config", None), config.get("vision_config")
+    if not hasattr(cfg_obj, "vision_use_cls_token") or getattr(vision, "model_args", 0) is not None:
+        return {}
+    base = nested if isinstance(nested, dict) else {"model_type": "timm_wrapper"}
+    filled = {"architecture": "vit_pe_core_large_patch14_336", "model_args": dict(PERCEPTION_LM_1B_ENCODER)}
+    return {"vision_config": {**base, **filled}}
+
+
 def _filled_maps(cfg_obj: Any) -> dict[str, Any]:
     """Tokenizer bookkeeping a model reads at construction although it sizes nothing: Chameleon's and
     Emu3's vocabulary_map (which BPE tokens stand for image codes), empty when the class leaves it None."""
@@ -1738,6 +1811,7 @@ def sweep_row(case: Case) -> Row:
             **_filled_text_sizes(cfg_obj, case.config),
             **_filled_maps(cfg_obj),
             **_filled_experts(cfg_obj, case.config),
+            **_filled_timm_tower(cfg_obj, case.config),
         }
         if model is None
         else {}

@@ -15,7 +15,9 @@ from typing import Any
 
 from .config import MAX_DIM, VISION_CONFIG_KEYS, ArchConfig
 from .estimate_facts import Triple
+from .estimate_fastvit import fast_vlm_vision, fastvit_architecture
 from .estimate_mobilenet import gemma3n_architecture, gemma3n_vision
+from .estimate_pe import pe_options, perception_lm_vision
 
 DT = "BF16"
 
@@ -785,6 +787,17 @@ def _gemma3n(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     return gemma3n_vision(v, text_hidden)
 
 
+def _fast_vlm(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """FastVLM: timm's FastViT of the config's architecture and a two-layer projector (estimate_fastvit)."""
+    return fast_vlm_vision(cfg.raw, v, text_hidden)
+
+
+def _perception_lm(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Perception LM: timm's Perception Encoder of the config's architecture and model_args, and a
+    two-layer projector (estimate_pe)."""
+    return perception_lm_vision(cfg.raw, v, text_hidden)
+
+
 Tower = Callable[[ArchConfig, dict, int], list[Triple]]
 
 # outer model_type -> (the vision config's model_type the entry was written from, its tower and projector)
@@ -810,6 +823,8 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "diffusion_gemma": ("gemma4_vision", _gemma4),  # Gemma 4's tower and projector, in its encoder
     "gemma4_unified": ("gemma4_unified_vision", _gemma4_unified),
     "gemma3n": ("gemma3n_vision", _gemma3n),
+    "fast_vlm": ("timm_wrapper", _fast_vlm),
+    "perception_lm": ("timm_wrapper", _perception_lm),
     "nemotron_h_omni": ("radio", _nemotron_h_omni),
     "muse_glimmer": ("muse_glimmer_vision", _muse_glimmer),
     "muse_spark": ("muse_spark_vision", _muse_glimmer),  # Muse Spark's tower and adapter are Muse Glimmer's
@@ -875,6 +890,14 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         sizes = ()  # no tower: every size of the embedder has its class's default
     elif outer == "gemma3n":  # a timm tower: its layout is its architecture's, written out or not modelled
         if gemma3n_architecture(v) is None:
+            return None
+        sizes = ()
+    elif outer == "fast_vlm":  # a timm tower, as Gemma 3n's: its architecture's, written out or not modelled
+        if fastvit_architecture(v) is None:
+            return None
+        sizes = ()
+    elif outer == "perception_lm":  # a timm tower sized by its architecture and model_args
+        if pe_options(v) is None:
             return None
         sizes = ()
     elif outer == "granite4_vision":  # its downsamplers need a window and a deepstack map to be built

@@ -27,8 +27,10 @@ from .config import (
 from .estimate import ARCHITECTURE_FACTS, action_expert_parts, facts, vision_kind
 from .estimate_audio import audio_modelled
 from .estimate_facts import MLA_LAYER_KEYS
+from .estimate_fastvit import fast_vlm_doubts
 from .estimate_inkling import inkling_doubts
 from .estimate_mobilenet import gemma3n_doubts
+from .estimate_pe import perception_lm_doubts
 from .estimate_towers import counted_parts, tower_doubts
 from .estimate_vision import OWN_PARTS
 from .layers import KNOWN_LAYER_NAMES, PATTERN_KEYS, LayerInfo, block_configs, layer_types
@@ -337,6 +339,8 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
     reasons += tower_doubts(cfg)
     reasons += inkling_doubts(cfg)
     reasons += gemma3n_doubts(str(cfg.raw.get("model_type") or ""), cfg.vision, cfg.raw.get("audio_config"))
+    reasons += fast_vlm_doubts(str(cfg.raw.get("model_type") or ""), cfg.vision)
+    reasons += perception_lm_doubts(str(cfg.raw.get("model_type") or ""), cfg.vision)
     mtp_pattern = raw.get("mtp_hybrid_override_pattern")
     if mtp_pattern is not None and mtp_pattern != "*E":
         reasons.append(
