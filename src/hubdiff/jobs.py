@@ -12,16 +12,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._baseline import Baseline, RepoBaseline, load_baseline
-from ._compare import Comparison, Side, compare
+from ._compare import Comparison, Side, compare, diff_figures
 from ._compare.claims import evaluate
 from ._compare.release import closest_sibling, variant_of
+from ._compare.release_claims import is_release_claim
 from ._metrics.compute import EarlyConfigRead, cached_metrics
 from ._metrics.kv import kv_report
 from ._metrics.options import MetricsOptions
 from ._metrics.results import Metrics
 from ._metrics.serving_options import ServingOptions, ServingRefused, figure_unit
-from ._release.diff import ReleaseDiff
+from ._release.diff import ReleaseDiff, compare_release
+from ._release.files import ReleaseFiles
+from ._release.read import OFFLINE_NOTE, release_of
+from ._release.record import compare_with_record, release_record
+from ._release.render import Rendered
 from ._source import Sources, SourceSpec, parse_source
+from ._source.quick import listed_on_main
 from ._threads import each_in_threads
 from .errors import HubdiffError, SourceError, internal_error, reading
 from .results import KVVariant, RepoResult, Report
@@ -78,7 +84,6 @@ def _kv_variants(old: Side, new: Side, options: MetricsOptions) -> tuple[KVVaria
 
 def _with_serving(comparison: Comparison, old: dict[str, Any], new: dict[str, Any]) -> Comparison:
     """The comparison with serving figures (``name@configuration``) added to either side, and their deltas."""
-    from ._compare import diff_figures
 
     figures_old = {**old, **comparison.figures_old}
     figures_new = {**comparison.figures_new, **new}
@@ -122,9 +127,6 @@ def run_diff(
 
 def _release_diff(sources: Sources, old: Snapshot, new: Snapshot) -> ReleaseDiff:
     """The two sides' release files (read side by side) compared, templates rendered."""
-    from ._release.diff import compare_release
-    from ._release.files import ReleaseFiles
-    from ._release.read import OFFLINE_NOTE, release_of
 
     sides = (old, new)
     read = each_in_threads(lambda i: release_of(sources, sides[i]), [0, 1], 2)
@@ -237,17 +239,11 @@ def _release_against_record(
     """The revision's release files against the baseline's record of them, and their own record (what
     release claims are checked on). Not read when the baseline records none and claims none of them: a
     baseline recorded before hubdiff read these files is not compared (``baseline update`` records them)."""
-    from ._compare.release_claims import is_release_claim
-    from ._release.files import ReleaseFiles
-    from ._release.read import OFFLINE_NOTE, release_of
-    from ._release.record import compare_with_record, release_record
 
     if repo.release is None and not any(is_release_claim(c.name) for c in repo.claims):
         return None, None
     files = release_of(sources, snapshot)
     if OFFLINE_NOTE in files.notes:  # not read: nothing to compare, release claims not checkable
-        from ._release.diff import compare_release
-
         return compare_release(ReleaseFiles(), ReleaseFiles(notes=files.notes)), None
     with reading(snapshot.source, snapshot.sha or None, "chat template"):
         if repo.release is None:
@@ -259,7 +255,6 @@ def _release_against_record(
 def _prompts_known(diff: ReleaseDiff, recorded: dict[str, Any]) -> tuple[Any, ...] | None:
     """The new template's renders without rendering it again: those the comparison made, or, for an
     unchanged template, the recorded ones (the same text renders the same prompts)."""
-    from ._release.render import Rendered
 
     template = diff.templates[0] if diff.templates else None
     if template is None or template.new_sha256 is None:
@@ -309,9 +304,6 @@ def _check_release(baseline: Baseline, repo: str, sha: str, sources: Sources, ti
     variant = variant_of(chosen.repo, (old.snapshot, old.metrics), (new.snapshot, new.metrics))
     release = None
     if chosen.release is not None:  # the release files against the sibling's record of its own
-        from ._release.read import release_of
-        from ._release.record import compare_with_record
-
         files = release_of(sources, new.snapshot)
         with reading(repo, sha, "chat template"):
             release = compare_with_record(chosen.release, files)
@@ -438,6 +430,5 @@ def run_check(
 def listed_shas(repos: Sequence[RepoBaseline], sources: Sources) -> dict[str, str]:
     """Where the main branch of each repo points now, from its owners' model listings
     (``quick.listed_on_main``); nothing offline."""
-    from ._source.quick import listed_on_main
 
     return {} if sources.offline else listed_on_main(sources.settings, [(r.repo, r.revision) for r in repos])

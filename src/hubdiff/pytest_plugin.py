@@ -24,9 +24,11 @@ import pytest
 
 from ._baseline import Baseline, load_baseline, restate_claims, update_baseline
 from ._compare.claims import ClaimResult, restated
+from ._source import HubSettings, Sources
+from ._source.cache import SnapshotCache
 from .errors import HubdiffError
 from .jobs import check_repo, failure
-from .results import RepoResult
+from .results import RepoResult, Report
 
 
 class UnverifiedFigure(UserWarning):
@@ -121,9 +123,6 @@ class HubdiffSession:
     unreachable: str | None = None  # the first "cannot connect": every later repo fails with it at once
 
     def sources(self) -> Any:
-        from ._source import HubSettings, Sources
-        from ._source.cache import SnapshotCache
-
         settings = HubSettings.from_env(self.config.getoption("--hub-endpoint"))
         return Sources(settings, SnapshotCache(), offline=bool(self.config.getoption("--hub-offline")))
 
@@ -236,7 +235,6 @@ def _update_command(config: pytest.Config) -> str:
 def _changes(result: RepoResult) -> str:
     """What changed behind a failure: config, tensors, figures; the claims are reported by their own tests."""
     from ._render.markdown import render
-    from .results import Report
 
     return render(Report("check", (result,)), "changes").rstrip()
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from ._baseline import Baseline, RepoBaseline, add_release, load_baseline, update_baseline
 from ._baseline.schema import family_file
 from ._baseline.store import edit
+from ._files import atomic_write_text
 from ._source import Sources
 from ._source.hub import HubReader, ListedRepo
 from .errors import EXIT_CHANGED, EXIT_OK, EXIT_SOURCE, BaselineError, SourceError, UsageError, WriteError
@@ -377,7 +378,6 @@ def _find_releases(
 
 def _write_reports(outcome: WatchOutcome, output_dir: Path, template_dir: Path | None) -> None:
     """Per family: the full report, the comment and, when there is something to record, the PR body."""
-    from ._files import atomic_write_text
     from ._render.markdown import render, render_comment, workflow_run_url
 
     changed = set(outcome.changed_families)

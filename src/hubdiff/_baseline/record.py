@@ -22,6 +22,8 @@ from .._metrics.options import OPTION_KEYS, MetricsOptions, OptionError, options
 from .._metrics.results import Metrics
 from .._metrics.serving import serving_figures, serving_values
 from .._metrics.serving_options import ServingOptions
+from .._release.read import release_of
+from .._release.record import release_record
 from .._source import Sources, SourceSpec
 from ..errors import UsageError
 from ..snapshot import Snapshot
@@ -199,8 +201,6 @@ def _gguf_of(exc: Exception, sources: Sources, repo: str, revision: str) -> GGUF
 
 def release_of_snapshot(sources: Sources, snapshot: Snapshot) -> dict[str, Any]:
     """What a baseline records of the snapshot's release files (read through ``sources``)."""
-    from .._release.read import release_of
-    from .._release.record import release_record
 
     return release_record(release_of(sources, snapshot))
 

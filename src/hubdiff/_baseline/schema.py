@@ -24,6 +24,7 @@ from .._compare.claims import Claim, ClaimError, validate
 from .._metrics.figures import FIGURE_UNITS
 from .._metrics.options import MetricsOptions, OptionError, parse_options
 from .._metrics.serving_options import name_problem
+from .._release.record import check_record
 from .._source.config_bounds import check_config
 from .._source.jsonin import INT_RANGE, MAX_DEPTH
 from .._source.layout import LayoutProblem
@@ -453,8 +454,6 @@ def load_baseline(path: Path) -> Baseline:
             raise fail([*where, "config"], exc.problem) from None
         release = entry.get("release")
         if release is not None:
-            from .._release.record import check_record
-
             problem = check_record(release)
             if problem:
                 raise fail([*where, "release"], problem)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..patterns import format_index_set
 from ..snapshot import Snapshot
 from .components import ParamReport, count_parameters, count_patterns
-from .config import ArchConfig, wants_transformers
+from .config import ArchConfig, _transformers, wants_transformers
 from .kv import kv_report
 from .layers import LINEAR_KINDS, LayerInfo, layer_census
 from .options import CONFIG_READERS, MetricsOptions
@@ -24,8 +24,6 @@ def prepare_transformers() -> None:
 
     ``ArchConfig.read`` imports them on first use anyway; this only moves the ~1.4 s earlier.
     """
-    from .config import _transformers
-
     _transformers()
 
 

@@ -14,7 +14,7 @@ from .. import dtypes
 from .components import _LAYER, classify
 from .figures import COMPONENTS
 from .kv import KV_DTYPE_BYTES
-from .layers import LINEAR_KINDS, LayerInfo
+from .layers import LINEAR_KINDS, LayerInfo, block_kv_heads
 from .serving_options import ServingOptions, ServingRefused, checked_options
 from .serving_rules import GDN_CHECKPOINT_ALIGNMENT, GDN_FLASHINFER_PREFILL, RULES
 
@@ -36,7 +36,6 @@ def _model_bytes(metrics: Metrics) -> int:
 
 def _heads(metrics: Metrics, layer: LayerInfo) -> tuple[int, int, int, int]:
     from .estimate import layer_heads
-    from .layers import block_kv_heads
 
     heads, kv, hd, vd = layer_heads(metrics.cfg, layer)
     nas = block_kv_heads(metrics.cfg)

@@ -17,6 +17,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
+
 
 def default_cache_dir() -> Path:
     """``$HUBDIFF_CACHE``, else ``$HF_HOME/hubdiff``, else ``~/.cache/huggingface/hubdiff``."""
@@ -65,8 +67,6 @@ def code_versions() -> list[Any]:
     """The code a cached result was computed by: hubdiff's release, and each of its modules' size and
     modification time (an editable install changes its code without changing its release), and
     transformers' package file (a stat; reading its metadata costs ~50 ms)."""
-    from .. import __version__
-
     package = Path(__file__).resolve().parents[1]
     modules = []
     folders = [package]

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 from typing import NamedTuple
+from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import UsageError
+from ..visible import redacted
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 # parsing.MANY_SHARDS, written out: importing parsing (subprocess, the header checks) cost a warm run,
@@ -58,10 +60,6 @@ def usable_endpoint(endpoint: str, named: str) -> str:
     that the origin every request is compared with is the one the request reaches. An endpoint with a
     user name or password is refused, its credentials not repeated: hubdiff sends the token, and only
     the token, to the endpoint's origin (a password in it would go out with every request)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    from ..visible import redacted
-
     endpoint = endpoint.rstrip("/")
     try:
         parts = urlsplit(endpoint)

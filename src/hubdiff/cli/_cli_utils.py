@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import errors
-from .._metrics.options import MetricsOptions
+from .._metrics.options import OPTION_KEYS, MetricsOptions, OptionError, parse_options
 from .._metrics.serving_options import DEFAULT_GPU_CLASS, ServingOptions, checked_options, parse_memory
 from .._source import Sources
 from .._source.cache import SnapshotCache
@@ -29,8 +29,6 @@ def sources_from(args: argparse.Namespace) -> Sources:
 
 
 def options_from(args: argparse.Namespace, config_only: bool = False) -> MetricsOptions:
-    from .._metrics.options import OPTION_KEYS, OptionError, parse_options
-
     try:
         options = parse_options({key: getattr(args, key) for key in OPTION_KEYS})
     except OptionError as exc:
