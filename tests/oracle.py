@@ -482,6 +482,19 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     ):
         text["cross_attention_hidden_size"] = width * 3 // 4
         out.append(("cross width", cross))
+    stacks = copy.deepcopy(out[0][1])
+    text = stacks.get("text_config") if isinstance(stacks.get("text_config"), dict) else {}
+    depth, heads = text.get("decoder_layers"), text.get("decoder_attention_heads")
+    # a nested encoder-decoder text config whose decoder is deeper, with fewer heads, than its encoder
+    # (PP-FormulaNet's, Florence-2's): which keys size the language model, the encoder's or the decoder's
+    if (
+        all(isinstance(text.get(k), int) for k in ("encoder_layers", "encoder_attention_heads"))
+        and isinstance(depth, int)
+        and isinstance(heads, int)
+        and heads % 2 == 0
+    ):
+        text.update(decoder_layers=depth + 1, decoder_attention_heads=heads // 2)
+        out.append(("decoder stack", stacks))
     fused = copy.deepcopy(out[0][1])
     if _text_part(fused).get("weight_mode") == "single":  # xLSTM's projections stored fused
         _text_part(fused)["weight_mode"] = "fused"

@@ -332,6 +332,19 @@ def _is_flat_vit(segments: list[str]) -> bool:
     return segments[0] == "blocks" and len(segments) > 2 and segments[2] in _FLAT_VIT_PARTS
 
 
+def _is_sam_part(rest: list[str]) -> bool:
+    """A SAM encoder's own names below its prefix: its positions, patch embedding and neck, and its blocks'
+    attn (fused qkv, proj, rel_pos_h / rel_pos_w), mlp.lin1 / lin2 and layer_norm1 / 2 (a text encoder's
+    layers name theirs self_attn, fc1 / fc2)."""
+    if rest[:1] in (["pos_embed"], ["patch_embed"], ["neck"]):
+        return True
+    if rest[:1] != ["layers"] or len(rest) < 4:
+        return False
+    part = rest[2:]
+    sam_parts = (["attn"], ["mlp", "lin1"], ["mlp", "lin2"], ["layer_norm1"], ["layer_norm2"])
+    return part[:1] in sam_parts or part[:2] in sam_parts
+
+
 def classify(
     name: str, shape: tuple[int, ...], layers: dict[int, LayerInfo], num_layers: int
 ) -> tuple[str, int | None]:
@@ -360,6 +373,9 @@ def classify(
     ):
         # an encoder stored at the top with embeddings, blocks and a norm of its own beside a "decoder"
         # (Pix2Struct's image encoder; an encoder-decoder's encoder): run once per input, not per token
+        return "vision_tower", None
+    if segments[:2] == ["model", "encoder"] and _is_sam_part(segments[2:]):
+        # a SAM image encoder stored as an encoder-decoder's encoder (PP-FormulaNet's): run once per image
         return "vision_tower", None
     layer = _layer_of(name)
     if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):

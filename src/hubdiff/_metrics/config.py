@@ -461,7 +461,8 @@ class ArchConfig:
 
     @property
     def num_layers(self) -> int:
-        n = self.number(*LAYER_KEYS, default=0) or 0
+        decoder = _keys.DECODER_STACK_KEYS.get(self.model_type, ())[:1]  # PP-FormulaNet's decoder_layers
+        n = self.number(*decoder, *LAYER_KEYS, default=0) or 0
         if not n:  # some configs give the layers only as their per-layer list (Nemotron 3 Ultra)
             types = self.get("layers_block_type", "layer_types")
             n = len(types) if isinstance(types, list) else 0
@@ -473,7 +474,8 @@ class ArchConfig:
 
     @property
     def num_heads(self) -> int | None:
-        return self.number("num_attention_heads", "n_head", "n_heads", "attention_heads")
+        decoder = _keys.DECODER_STACK_KEYS.get(self.model_type, ())[1:]
+        return self.number(*decoder, "num_attention_heads", "n_head", "n_heads", "attention_heads")
 
     @property
     def num_kv_heads(self) -> int | None:

@@ -808,6 +808,26 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         aliased_keys=("decoder_layers", "decoder_attention_heads"),
         nulls_mean_default=("cross_attention_hidden_size",),  # null: keys and values from d_model
     ),
+    # PP-FormulaNet's text decoder (modeling_pp_formulanet.py, PPFormulaNetTextModel): MBart's decoder
+    # layers (biased self-attention, a cross-attention into the projected vision tower whose keys and values
+    # are d_model wide, a plain biased fc1 / fc2 decoder_ffn_dim wide, a biased LayerNorm after each of the
+    # three), learned positions two rows longer, a LayerNorm on the embeddings and a final one; the head is
+    # the model's own whatever tie_word_embeddings says (_tied_weights_keys is empty). Its encoder is the
+    # vision tower: encoder_layers and encoder_attention_heads size nothing (the attribute_map's aliases
+    # of num_hidden_layers and num_attention_heads, read as decoder_layers and decoder_attention_heads:
+    # config_keys.DECODER_STACK_KEYS); scale_embedding only multiplies
+    "pp_formulanet_text": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        learned_positions=2,
+        embedding_norm_switch=ALWAYS,
+        encoder_attention=True,
+        never_tied=True,
+        dense_width_key="decoder_ffn_dim",
+        aliased_keys=("decoder_layers", "decoder_attention_heads"),
+        unused_keys=("encoder_layers", "encoder_attention_heads"),
+    ),
     # MusicGen's and MusicGen Melody's decoders, as their causal-LM classes build them (the text model of the
     # composite musicgen / musicgen_melody configs); audio_channels only says how the codebooks pair into
     # stereo streams, and cross_attention_hidden_size only whether the composite class projects the text
@@ -900,6 +920,7 @@ for _outer, _text in (
     ("kosmos-2", "kosmos_2_text_model"),
     ("blip", "blip_text_model"),
     ("pix2struct", "pix2struct_text_model"),
+    ("pp_formulanet", "pp_formulanet_text"),
     ("kosmos-2.5", "kosmos_2_5_text_model"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]

@@ -405,6 +405,31 @@ def _got_ocr2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     """GOT-OCR 2.0: a SAM encoder (absolute positions, windowed blocks with relative positions sized by
     the window, global ones by the patch grid, a convolutional neck), then two strided convolutions
     and a linear layer into the text width."""
+    neck = _int(v.get("output_channels"), 256)
+    out = _sam_encoder(v, "vision_tower.")
+    p = "multi_modal_projector."
+    out += [(p + "conv_upsampler1.weight", DT, (2 * neck, neck, 3, 3))]
+    out += [(p + "conv_upsampler2.weight", DT, (text_hidden, 2 * neck, 3, 3))]
+    return out + _linear(p + "multimodal_projector", text_hidden, text_hidden)
+
+
+def _pp_formulanet(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """PP-FormulaNet: GOT-OCR 2.0's SAM encoder stored as the model's encoder, its projector inside it: two
+    strided unbiased convolutions (post_conv_in_channels to post_conv_mid_channels to
+    post_conv_out_channels), a biased linear layer as wide and one into decoder_hidden_size, the width the
+    decoder's cross-attention reads."""
+    e = "model.encoder."
+    out = _sam_encoder(v, e)
+    into, mid = _int(v.get("post_conv_in_channels"), 256), _int(v.get("post_conv_mid_channels"), 512)
+    wide, text = _int(v.get("post_conv_out_channels"), 1024), _int(v.get("decoder_hidden_size"), 512)
+    p = e + "multi_modal_projector."
+    out += [(p + "conv1.weight", DT, (mid, into, 3, 3)), (p + "conv2.weight", DT, (wide, mid, 3, 3))]
+    return out + _linear(p + "linear_1", wide, wide) + _linear(p + "linear_2", text, wide)
+
+
+def _sam_encoder(v: dict, e: str) -> list[Triple]:
+    """A SAM encoder (GOT-OCR 2.0's, PP-FormulaNet's): absolute positions, windowed blocks with relative
+    positions sized by the window, global ones by the patch grid, a convolutional neck."""
     d, depth = v["hidden_size"], v["num_hidden_layers"]
     mlp, heads = _int(v.get("mlp_dim"), 3072), _int(v.get("num_attention_heads"), 12) or 1
     patch, channels = _int(v.get("patch_size"), 16), _int(v.get("num_channels"), 3)
@@ -412,7 +437,6 @@ def _got_ocr2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     neck = _int(v.get("output_channels"), 256)
     global_layers = v.get("global_attn_indexes")
     global_layers = global_layers if isinstance(global_layers, list) else []
-    e = "vision_tower."
     out: list[Triple] = []
     if v.get("use_abs_pos", True) is not False:
         out.append((e + "pos_embed", DT, (1, grid, grid, d)))
@@ -431,10 +455,7 @@ def _got_ocr2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
         )
     out += [(e + "neck.conv1.weight", DT, (neck, d, 1, 1)), *_norm(e + "neck.layer_norm1", neck)]
     out += [(e + "neck.conv2.weight", DT, (neck, neck, 3, 3)), *_norm(e + "neck.layer_norm2", neck)]
-    p = "multi_modal_projector."
-    out += [(p + "conv_upsampler1.weight", DT, (2 * neck, neck, 3, 3))]
-    out += [(p + "conv_upsampler2.weight", DT, (text_hidden, 2 * neck, 3, 3))]
-    return out + _linear(p + "multimodal_projector", text_hidden, text_hidden)
+    return out
 
 
 def _llava_onevision1_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
@@ -804,6 +825,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "internvl": ("internvl_vision", _internvl),
     "got_ocr2": ("got_ocr2_vision", _got_ocr2),
     "pp_chart2table": ("pp_chart2table_vision", _got_ocr2),
+    "pp_formulanet": ("pp_formulanet_vision", _pp_formulanet),
     "llava_onevision1_5": ("llava_onevision1_5_vision", _llava_onevision1_5),
     "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
     "gemma4": ("gemma4_vision", _gemma4),
@@ -868,7 +890,7 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         if cfg.raw.get("use_resampler") is True:
             return None
     elif (
-        outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni") or outer == "pix2struct"
+        outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni", "pp_formulanet") or outer == "pix2struct"
     ):  # RADIO's MLP: mlp_ratio x width
         sizes = ("hidden_size", "num_hidden_layers")
     elif outer == "gemma4_unified":

@@ -32,7 +32,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     ministral ministral3 mistral mistral3 mistral4 mistral_large4 mixtral mllama modernbert-decoder
     molmo2 mpt muse_glimmer muse_spark nanochat nemotron nemotron_h nemotron_h_omni olmo olmo2 olmo3
     olmo_hybrid olmoe openai-gpt opt ovis2 ovis2_5 paddleocr_vl paligemma param2moe persimmon phi
-    phi3 phi4_multimodal phimoe pi0 pi05 pix2struct pp_chart2table qianfan_ocr qwen2
+    phi3 phi4_multimodal phimoe pi0 pi05 pix2struct pp_chart2table pp_formulanet qianfan_ocr qwen2
     qwen2_5_omni_thinker qwen2_5_vl qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe qwen3_5_moe_text
     qwen3_5_text qwen3_moe qwen3_next qwen3_omni_moe_thinker qwen3_vl qwen3_vl_moe qwen4_exp
     qwen4_exp_text recurrent_gemma rwkv sarvam_mla sarvam_moe seed_oss shieldgemma2 smollm3 smolvlm

@@ -67,6 +67,12 @@ VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config")
 # "decoder", beside a text encoder and an audio codec of their own (MusicGen): their configuration class
 # cannot say which of its text parts is the text model without being asked for the decoder's
 DECODER_TEXT_TYPES = frozenset({"musicgen", "musicgen_melody"})
+# Text configs of encoder-decoders whose attribute_map points num_hidden_layers / num_attention_heads at an
+# encoder the model does not build (PP-FormulaNet's: its encoder is the vision tower): the language
+# model's layers and heads are the decoder's keys, read before the aliases
+DECODER_STACK_KEYS: dict[str, tuple[str, str]] = {
+    "pp_formulanet_text": ("decoder_layers", "decoder_attention_heads"),
+}
 # Where a config that is no text config itself nests a whole vision-language model beside other stacks
 # (PI0's PaliGemma beside its action expert): its language model and tower are the text and vision read
 NESTED_MODEL_KEYS = ("vlm_config",)
