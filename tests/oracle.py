@@ -507,6 +507,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     out += _gemma_towers(model_type, out[0][1])
     out += _inkling_variants(model_type, out[0][1])
     out += _action_expert_variants(out[0][1])
+    out += _encoder_decoder_variants(out[0][1])
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")
@@ -517,6 +518,32 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         ]
         out.append(("sliding", sliding))
     return out
+
+
+def _encoder_decoder_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A VisionEncoderDecoder's other compositions: an encoder narrower than its decoder (the composite's
+    enc_to_dec_proj), TrOCR's decoder reading the encoder's width itself (cross_attention_hidden_size), and
+    an encoder hubdiff does not write (DeiT's: marked, never guessed)."""
+    if default.get("model_type") != "vision-encoder-decoder" or not isinstance(default.get("encoder"), dict):
+        return []
+    narrow = copy.deepcopy(default)
+    narrow["encoder"].update(hidden_size=384, intermediate_size=1536, num_attention_heads=6, image_size=96)
+    trocr = copy.deepcopy(narrow)
+    trocr["decoder"] = {
+        "model_type": "trocr",
+        "vocab_size": 1000,
+        "d_model": 256,
+        "decoder_layers": 3,
+        "decoder_attention_heads": 4,
+        "decoder_ffn_dim": 1024,
+        "max_position_embeddings": 128,
+        "cross_attention_hidden_size": 384,
+        "is_decoder": True,
+        "add_cross_attention": True,
+    }
+    deit = copy.deepcopy(default)
+    deit["encoder"] = {**deit["encoder"], "model_type": "deit"}
+    return [("encoder width", narrow), ("trocr decoder", trocr), ("deit encoder", deit)]
 
 
 def _action_expert_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

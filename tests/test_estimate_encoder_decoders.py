@@ -52,3 +52,40 @@ def test_pp_formulanet_defaults_count_the_sam_encoder_projector_and_decoder() ->
     # a generated token's keys and values: the self-attention's, 2 x 512 wide at 2 bytes, in 8 layers
     assert m.kv.bytes_per_token == 8 * 2 * h * 2
     assert any("cross-attention into the encoder" in a for a in m.kv.assumptions)
+
+
+def test_vision_encoder_decoder_defaults_count_vit_and_the_bert_decoder() -> None:
+    """VisionEncoderDecoderConfig's sub-config defaults (ViTConfig(), BertConfig(is_decoder=True,
+    add_cross_attention=True)), written out from modeling_vit.py and modeling_bert.py."""
+    d = 768
+    block = 4 * (d * d + d) + (3072 * d + 3072) + (d * 3072 + d) + 2 * 2 * d
+    vit = (d + (224 // 16) ** 2 * d + d) + (d * 3 * 16 * 16 + d) + 12 * block + 2 * d + (d * d + d)
+    assert vit == 86_389_248  # ViT-B/16 at 224 with its pooler
+    # self-attention and crossattention (q/k/v/output dense, a LayerNorm each), the MLP and its LayerNorm
+    bert_layer = 2 * (4 * (d * d + d) + 2 * d) + (3072 * d + 3072) + (d * 3072 + d) + 2 * d
+    bert = (30_522 + 512 + 2) * d + 2 * d + 12 * bert_layer + (d * d + d) + 2 * d + 30_522  # head tied
+    m = _metrics(
+        {
+            "model_type": "vision-encoder-decoder",
+            "encoder": {"model_type": "vit"},
+            "decoder": {"model_type": "bert", "is_decoder": True, "add_cross_attention": True},
+        }
+    )
+    assert m.params.by_component["vision_tower"] == vit
+    assert m.params.total == vit + bert == 224_270_394
+    assert not [r for r in m.unverified if "not understood" in r or "not counted" in r]
+    assert m.kv.bytes_per_token == 12 * 2 * d * 2  # the self-attention's keys and values, 2 bytes each
+    assert any("cross-attention into the encoder" in a for a in m.kv.assumptions)
+
+
+def test_vision_encoder_decoder_marks_what_it_does_not_write() -> None:
+    m = _metrics(
+        {
+            "model_type": "vision-encoder-decoder",
+            "encoder": {"model_type": "deit"},
+            "decoder": {"model_type": "gpt2", "is_decoder": True, "add_cross_attention": True},
+        }
+    )
+    assert "encoder deit not modelled: not counted" in m.unverified
+    assert "decoder gpt2: its cross-attention into the encoder not counted" in m.unverified
+    assert not m.params.by_component.get("vision_tower")

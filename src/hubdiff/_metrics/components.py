@@ -100,6 +100,7 @@ _PROJECTOR = {
 # Gemma 4's assistants' pre_ / post_projection likewise take features of another model (the target's
 # hidden states) into the text width and back, outside the decoder
 _TOP_PROJECTOR = {
+    "enc_to_dec_proj",  # VisionEncoderDecoder's map of the encoder's states into the decoder's width
     "patch_merger",
     "vision_language_adapter",
     "pre_mm_projector_norm",
@@ -369,7 +370,7 @@ def classify(
     if (
         segments[0] == "encoder"
         and len(segments) > 2
-        and segments[1] in ("embeddings", "encoder", "layernorm")
+        and segments[1] in ("embeddings", "encoder", "layernorm", "pooler")  # ViTModel's pooler too
     ):
         # an encoder stored at the top with embeddings, blocks and a norm of its own beside a "decoder"
         # (Pix2Struct's image encoder; an encoder-decoder's encoder): run once per input, not per token

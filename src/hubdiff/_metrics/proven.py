@@ -37,7 +37,7 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     qwen3_5_text qwen3_moe qwen3_next qwen3_omni_moe_thinker qwen3_vl qwen3_vl_moe qwen4_exp
     qwen4_exp_text recurrent_gemma rwkv sarvam_mla sarvam_moe seed_oss shieldgemma2 smollm3 smolvlm
     solar_open stablelm starcoder2 step3p7 trocr unlimited_ocr vaultgemma video_llama_3 video_llava
-    vipllava xglm xlnet xlstm youtu zamba zamba2 zaya
+    vipllava vision-encoder-decoder xglm xlnet xlstm youtu zamba zamba2 zaya
     """.split()  # noqa: SIM905
 )
 SWEPT_TYPES: frozenset[str] = frozenset(

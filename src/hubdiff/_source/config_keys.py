@@ -65,8 +65,9 @@ TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config")
 VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config")
 # Composite configs whose language model (what their causal-LM class builds) is the sub-config under
 # "decoder", beside a text encoder and an audio codec of their own (MusicGen): their configuration class
-# cannot say which of its text parts is the text model without being asked for the decoder's
-DECODER_TEXT_TYPES = frozenset({"musicgen", "musicgen_melody"})
+# cannot say which of its text parts is the text model without being asked for the decoder's; and
+# VisionEncoderDecoder's, whose decoder is the language model under any image encoder
+DECODER_TEXT_TYPES = frozenset({"musicgen", "musicgen_melody", "vision-encoder-decoder"})
 # Text configs of encoder-decoders whose attribute_map points num_hidden_layers / num_attention_heads at an
 # encoder the model does not build (PP-FormulaNet's: its encoder is the vision tower): the language
 # model's layers and heads are the decoder's keys, read before the aliases

@@ -1,0 +1,119 @@
+"""VisionEncoderDecoderModel (model_type vision-encoder-decoder): any image encoder under any decoder.
+
+The composite builds its ``encoder`` sub-config with AutoModel and its ``decoder`` with
+AutoModelForCausalLM (modeling_vision_encoder_decoder.py), so its layout is the two classes' side by side:
+each half is written here only where hubdiff has an estimate of that sub-config's model_type as the
+composite builds it, and is marked not modelled otherwise, never guessed. A decoder reads the encoder's
+states through a cross-attention of its own in every layer (its keys and values are per image, cached once,
+not per generated token); when the decoder gives no cross_attention_hidden_size and the two widths differ,
+the composite adds enc_to_dec_proj, a biased linear map of the encoder's states into the decoder's width.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import MAX_DIM, ArchConfig
+from .estimate_facts import Triple
+
+OUTER = "vision-encoder-decoder"
+
+
+def _int(value: Any, default: int) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_DIM:
+        return value
+    return default
+
+
+def _side(value: Any, default: int) -> tuple[int, int]:
+    """An image or patch size given as one number or as [height, width] (ViTConfig accepts both)."""
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return _int(value[0], default), _int(value[1], default)
+    return _int(value, default), _int(value, default)
+
+
+def _linear(name: str, rows: int, cols: int, bias: bool = True) -> list[Triple]:
+    return [(name + ".weight", "BF16", (rows, cols))] + ([(name + ".bias", "BF16", (rows,))] if bias else [])
+
+
+def _vit(v: dict, e: str) -> list[Triple]:
+    """ViTModel as AutoModel builds it (modeling_vit.py: a pooling layer, no mask token): a class token, a
+    learned position per patch and one for it, a biased patch convolution; blocks of query/key/value
+    (biased when qkv_bias) and a biased output dense layer, a biased intermediate / output MLP, LayerNorms
+    before and after; a final LayerNorm and the pooler, a biased dense layer into pooler_output_size
+    (hidden_size when unset)."""
+    d, depth = _int(v.get("hidden_size"), 768), _int(v.get("num_hidden_layers"), 12)
+    mlp, channels = _int(v.get("intermediate_size"), 3072), _int(v.get("num_channels"), 3)
+    (ih, iw), (ph, pw) = _side(v.get("image_size"), 224), _side(v.get("patch_size"), 16)
+    patches = (ih // ph) * (iw // pw) if ph and pw else 0
+    bias = v.get("qkv_bias", True) is not False
+    out: list[Triple] = [
+        (e + "embeddings.cls_token", "BF16", (1, 1, d)),
+        (e + "embeddings.position_embeddings", "BF16", (1, patches + 1, d)),
+        (e + "embeddings.patch_embeddings.projection.weight", "BF16", (d, channels, ph, pw)),
+        (e + "embeddings.patch_embeddings.projection.bias", "BF16", (d,)),
+    ]
+    for i in range(depth):
+        b = f"{e}encoder.layer.{i}."
+        for proj in ("query", "key", "value"):
+            out += _linear(f"{b}attention.attention.{proj}", d, d, bias)
+        out += _linear(b + "attention.output.dense", d, d)
+        out += _linear(b + "intermediate.dense", mlp, d) + _linear(b + "output.dense", d, mlp)
+        out += [
+            (f"{b}{n}.{p}", "BF16", (d,))
+            for n in ("layernorm_before", "layernorm_after")
+            for p in ("weight", "bias")
+        ]
+    out += [(f"{e}layernorm.{p}", "BF16", (d,)) for p in ("weight", "bias")]
+    return out + _linear(e + "pooler.dense", _int(v.get("pooler_output_size"), d), d)
+
+
+# the encoder sub-config's model_type -> its writer and the key of its width (what the decoder reads)
+ENCODERS = {"vit": (_vit, "hidden_size")}
+# decoder model_types whose cross-attention into the encoder hubdiff writes as the composite builds it:
+# BERT's crossattention (estimate._bert_decoder, when add_cross_attention) and TrOCR's encoder_attn
+DECODERS = frozenset({"bert", "trocr"})
+
+
+def _encoder(cfg: ArchConfig) -> dict[str, Any]:
+    value = cfg.raw.get("encoder")
+    return value if isinstance(value, dict) else {}
+
+
+def is_composite(cfg: ArchConfig) -> bool:
+    return cfg.raw.get("model_type") == OUTER
+
+
+def vision_encoder_decoder(cfg: ArchConfig, text_hidden: int, dt: str) -> list[Triple]:
+    """The composite's encoder (where modelled) and its enc_to_dec_proj, as the own tower of the outer type."""
+    v = _encoder(cfg)
+    entry = ENCODERS.get(str(v.get("model_type") or ""))
+    if entry is None:
+        return []
+    writer, width_key = entry
+    out = writer(v, "encoder.")
+    width = _int(v.get(width_key), 768)
+    if cfg.get("cross_attention_hidden_size") is None and width != text_hidden:
+        out += _linear("enc_to_dec_proj", text_hidden, width)
+    return out
+
+
+def encoder_decoder_doubts(cfg: ArchConfig) -> list[str]:
+    """What of the composite is not counted: an encoder or a decoder's cross-attention not written here."""
+    if not is_composite(cfg):
+        return []
+    out: list[str] = []
+    encoder = str(_encoder(cfg).get("model_type") or "")
+    if encoder not in ENCODERS:
+        out.append(f"encoder {encoder or '(no model_type)'} not modelled: not counted")
+    if cfg.model_type not in DECODERS:
+        out.append(
+            f"decoder {cfg.model_type or '(no model_type)'}: its cross-attention into the encoder not counted"
+        )
+    return out
+
+
+def bert_cross_attention(cfg: ArchConfig) -> bool:
+    """BertLMHeadModel builds a crossattention in every layer only when add_cross_attention is set (the
+    composite's configuration class sets it on its decoder)."""
+    return cfg.get("add_cross_attention") is True
