@@ -508,6 +508,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     out += _inkling_variants(model_type, out[0][1])
     out += _action_expert_variants(out[0][1])
     out += _encoder_decoder_variants(out[0][1])
+    out += _davit_variants(out[0][1])
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")
@@ -544,6 +545,26 @@ def _encoder_decoder_variants(default: dict[str, Any]) -> list[tuple[str, dict[s
     deit = copy.deepcopy(default)
     deit["encoder"] = {**deit["encoder"], "model_type": "deit"}
     return [("encoder width", narrow), ("trocr decoder", trocr), ("deit encoder", deit)]
+
+
+def _davit_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Florence-2's DaViT of other per-stage lists than its defaults: widths, depths, kernels and where each
+    patch convolution's LayerNorm sits, an MLP ratio and unbiased qkv."""
+    vision = default.get("vision_config")
+    if not isinstance(vision, dict) or vision.get("model_type") != "florence_vision":
+        return []
+    other = copy.deepcopy(default)
+    other["vision_config"].update(
+        embed_dim=[64, 96, 192, 384],
+        depths=[1, 2, 3, 1],
+        patch_size=[5, 3, 2, 3],
+        patch_prenorm=[True, False, True, False],
+        mlp_ratio=2.5,
+        qkv_bias=False,
+        max_position_embeddings=30,
+        max_temporal_embeddings=40,
+    )
+    return [("davit stages", other)]
 
 
 def _action_expert_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -89,3 +89,33 @@ def test_vision_encoder_decoder_marks_what_it_does_not_write() -> None:
     assert "encoder deit not modelled: not counted" in m.unverified
     assert "decoder gpt2: its cross-attention into the encoder not counted" in m.unverified
     assert not m.params.by_component.get("vision_tower")
+
+
+def test_florence2_defaults_count_davit_the_projector_and_both_bart_stacks() -> None:
+    """Florence2Config()'s defaults (modeling_florence2.py, transformers 5.25.0): a DaViT of four stages
+    (widths 128..1024, depths 1, 1, 9, 1) and BART-large's width with 12 encoder and 12 decoder layers."""
+
+    def block(d: int) -> int:  # a spatial and a channel block: two depthwise convolutions, two LayerNorms,
+        half = 2 * (9 * d + d) + 2 * 2 * d + (3 * d * d + 3 * d) + (d * d + d)  # qkv and proj,
+        return 2 * (half + (4 * d * d + 4 * d) + (d * 4 * d + d))  # and fc1 / fc2 at mlp_ratio 4
+
+    convs = (128 * 3 * 7 * 7 + 128 + 2 * 128) + sum(
+        d * into * 3 * 3 + d + 2 * into for into, d in ((128, 256), (256, 512), (512, 1024))
+    )  # the first convolution's LayerNorm after it (its width), the others' before it (their input's)
+    tower = convs + block(128) + block(256) + 9 * block(512) + block(1024)
+    projector = (
+        1024 * 1024 + 2 * 1024 + 50 * 512 * 2 + 100 * 1024
+    )  # image_projection, norm, rows, columns, temporal
+    d, ffn = 1024, 4096
+    mlp = (ffn * d + ffn) + (d * ffn + d)
+    encoder = (1024 + 2) * d + 2 * d + 12 * (4 * (d * d + d) + mlp + 2 * 2 * d)
+    decoder = (1024 + 2) * d + 2 * d + 12 * (8 * (d * d + d) + mlp + 3 * 2 * d)
+    shared = 50_265 * d  # the head tied to it
+    m = _metrics({"model_type": "florence2"})
+    assert m.params.by_component["vision_tower"] == tower
+    assert m.params.by_component["multimodal_projector"] == projector
+    assert m.params.total == tower + projector + shared + encoder + decoder == 497_863_680
+    assert len(m.layers) == 12
+    assert not [r for r in m.unverified if "not understood" in r or "not modelled" in r]
+    assert m.kv.bytes_per_token == 12 * 2 * d * 2  # the decoder's self-attention only
+    assert any("cross-attention into the encoder" in a for a in m.kv.assumptions)

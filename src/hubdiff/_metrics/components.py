@@ -388,6 +388,8 @@ def classify(
         )  # a LayerNorm on the embeddings (BERT's, GIT's, ModernBERT's), a norm as BLOOM's is
     if segset & _EMBED and not segset & _ATTN:
         return "embeddings", layer
+    if segments[-2:] == ["shared", "weight"] and layer is None and len(shape) == 2:
+        return "embeddings", layer  # BART's and T5's token table, shared by encoder and decoder
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
         return "embeddings", layer
     if segments[-1] == "z_L_init":  # HRM: the L stream's learned initial state, added to the input embeddings

@@ -459,9 +459,14 @@ class ArchConfig:
     def hidden_size(self) -> int | None:
         return self.number("hidden_size", "d_model", "n_embd", "dim")
 
+    def _decoder_stack(self) -> tuple[str, ...]:
+        """The decoder's layer and head keys where the text config's aliases point at its encoder."""
+        stacks = _keys.DECODER_STACK_KEYS
+        return stacks.get(self.model_type) or stacks.get(str(self.raw.get("model_type") or "")) or ()
+
     @property
     def num_layers(self) -> int:
-        decoder = _keys.DECODER_STACK_KEYS.get(self.model_type, ())[:1]  # PP-FormulaNet's decoder_layers
+        decoder = self._decoder_stack()[:1]  # PP-FormulaNet's decoder_layers
         n = self.number(*decoder, *LAYER_KEYS, default=0) or 0
         if not n:  # some configs give the layers only as their per-layer list (Nemotron 3 Ultra)
             types = self.get("layers_block_type", "layer_types")
@@ -474,7 +479,7 @@ class ArchConfig:
 
     @property
     def num_heads(self) -> int | None:
-        decoder = _keys.DECODER_STACK_KEYS.get(self.model_type, ())[1:]
+        decoder = self._decoder_stack()[1:]
         return self.number(*decoder, "num_attention_heads", "n_head", "n_heads", "attention_heads")
 
     @property

@@ -18,7 +18,7 @@ import dataclasses
 
 from .config import ArchConfig
 from .estimate_audio import audio
-from .estimate_encdec import bert_cross_attention, is_composite
+from .estimate_encdec import bart_encoder, bert_cross_attention, is_composite
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
 from .estimate_gemma import gemma_layer_extras, gemma_model_extras
 from .estimate_inkling import inkling_head_rows, inkling_layer, inkling_model_extras
@@ -116,6 +116,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if arch.embedding_norm_switch.on(cfg):  # TrOCR's layernorm_embedding
         out += [(f"model.layernorm_embedding.{part}", dt, (h,)) for part in norm_parts]
+    if arch.bart_encoder:  # Florence-2's text encoder
+        out += bart_encoder(cfg, h, vocab, dt)
     if arch.embeddings_norm:
         out += [(f"model.embeddings.norm.{part}", dt, (h,)) for part in norm_parts]
     if arch.prediction_head is not None:

@@ -99,7 +99,10 @@ def vision_encoder_decoder(cfg: ArchConfig, text_hidden: int, dt: str) -> list[T
 
 
 def encoder_decoder_doubts(cfg: ArchConfig) -> list[str]:
-    """What of the composite is not counted: an encoder or a decoder's cross-attention not written here."""
+    """What of the composite is not counted: an encoder or a decoder's cross-attention not written here;
+    Florence-2's language model of another type than the BART written here."""
+    if cfg.raw.get("model_type") == "florence2" and cfg.model_type != "bart":
+        return [f"language model {cfg.model_type or '(no model_type)'} not modelled: taken as BART's"]
     if not is_composite(cfg):
         return []
     out: list[str] = []
@@ -117,3 +120,32 @@ def bert_cross_attention(cfg: ArchConfig) -> bool:
     """BertLMHeadModel builds a crossattention in every layer only when add_cross_attention is set (the
     composite's configuration class sets it on its decoder)."""
     return cfg.get("add_cross_attention") is True
+
+
+def bart_encoder(cfg: ArchConfig, h: int, vocab: int, dt: str) -> list[Triple]:
+    """BartModel's encoder (modeling_bart.py) beside the decoder the trunk writes: learned positions two rows
+    longer than max_position_embeddings, layernorm_embedding, encoder_layers of biased q/k/v/out_proj and
+    fc1 / fc2 encoder_ffn_dim wide, each followed by a biased LayerNorm of its own; no final norm. Tied,
+    the encoder and decoder read the one shared table the trunk writes; untied, transformers keeps the
+    shared table and the encoder's as tensors of their own beside the decoder's and the head."""
+    depth = cfg.number("encoder_layers", default=12) or 0
+    ffn = cfg.number("encoder_ffn_dim", default=4096) or 0
+    e = "model.language_model.encoder."
+    out: list[Triple] = [(e + "embed_positions.weight", dt, ((cfg.max_context or 0) + 2, h))]
+    out += [(f"{e}layernorm_embedding.{p}", dt, (h,)) for p in ("weight", "bias")]
+    for i in range(depth):
+        b = f"{e}layers.{i}."
+        for proj in ("q_proj", "k_proj", "v_proj", "out_proj"):
+            out += _linear(f"{b}self_attn.{proj}", h, h)
+        out += _linear(b + "fc1", ffn, h) + _linear(b + "fc2", h, ffn)
+        out += [
+            (f"{b}{n}.{p}", dt, (h,))
+            for n in ("self_attn_layer_norm", "final_layer_norm")
+            for p in ("weight", "bias")
+        ]
+    if not cfg.tied_embeddings:
+        out += [
+            ("model.language_model.shared.weight", dt, (vocab, h)),
+            (e + "embed_tokens.weight", dt, (vocab, h)),
+        ]
+    return out

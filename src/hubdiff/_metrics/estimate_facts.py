@@ -274,6 +274,10 @@ class ArchitectureFacts:
     # (TrOCR's use_learned_position_embeddings: sinusoidal positions saved nowhere; layernorm_embedding)
     learned_positions_switch: Switch = ALWAYS
     embedding_norm_switch: Switch = NEVER
+    # a BART text encoder beside the decoder (Florence-2's language model, BartModel: encoder_layers of
+    # biased self-attention and fc1 / fc2 encoder_ffn_dim wide, its own positions and layernorm_embedding),
+    # run over each input's tokens: estimate_encdec.bart_encoder
+    bart_encoder: bool = False
     # MusicGen's decoder (modeling_musicgen.py, MusicgenForCausalLM): num_codebooks embeddings of vocab_size
     # + 1 rows (the pad / start token) and as many heads of vocab_size, never tied; unbiased q/k/v/out
     # projections, an unbiased fc1 / fc2 MLP ffn_dim wide, biased LayerNorms, sinusoidal positions saved
@@ -827,6 +831,27 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         dense_width_key="decoder_ffn_dim",
         aliased_keys=("decoder_layers", "decoder_attention_heads"),
         unused_keys=("encoder_layers", "encoder_attention_heads"),
+    ),
+    # Florence-2's language model (modeling_florence2.py: AutoModel of its text config, BART's BartModel):
+    # the decoder as TrOCR's with layernorm_embedding always and encoder_attn keys and values d_model wide,
+    # a BART encoder beside it (bart_encoder), the head tied to the shared embedding or not
+    "florence2": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        final_norm=False,
+        learned_positions=2,
+        embedding_norm_switch=ALWAYS,
+        encoder_attention=True,
+        bart_encoder=True,
+        dense_width_key="decoder_ffn_dim",
+        aliased_keys=(
+            "decoder_layers",
+            "decoder_attention_heads",
+            "encoder_layers",
+            "encoder_attention_heads",
+            "encoder_ffn_dim",
+        ),
     ),
     # MusicGen's and MusicGen Melody's decoders, as their causal-LM classes build them (the text model of the
     # composite musicgen / musicgen_melody configs); audio_channels only says how the codebooks pair into

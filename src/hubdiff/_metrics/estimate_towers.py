@@ -458,6 +458,71 @@ def _sam_encoder(v: dict, e: str) -> list[Triple]:
     return out
 
 
+def _florence_stages(cfg: ArchConfig) -> list[tuple[int, int, int, bool]] | None:
+    """Florence-2's DaViT stages as (width, depth, patch kernel, norm before the patch convolution), from
+    the per-stage lists of its vision config (read unfiltered: lists are the sizes here), or None where a
+    list is missing, of another length or not of bounded whole numbers."""
+    raw = cfg.resolved_vision or cfg.raw.get("vision_config") or {}
+    lists = [raw.get(k) for k in ("embed_dim", "depths", "patch_size", "patch_prenorm")]
+    if not all(isinstance(x, list) and len(x) == len(lists[0]) and x for x in lists):
+        return None
+    dims, depths, kernels, prenorm = lists
+    if not all(_int(x, -1) >= 0 for x in (*dims, *depths, *kernels)) or not all(
+        isinstance(p, bool) for p in prenorm
+    ):
+        return None
+    return list(zip(dims, depths, kernels, prenorm, strict=True))
+
+
+def _florence2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Florence-2 (modeling_florence2.py): a DaViT backbone, per stage a biased patch convolution from the
+    previous width (in_channels first) with a LayerNorm before it (over the input width, patch_prenorm) or
+    after, then depths[stage] blocks of a spatial block (window attention) and a channel block (channel
+    attention), each a biased depthwise 3x3 convolution and LayerNorm before the attention (qkv biased
+    when qkv_bias, a biased proj), the same before a biased fc1 / fc2 mlp_ratio x wide; the projector: an
+    unbiased image_projection into projection_dim with its LayerNorm, learned row and column positions
+    max_position_embeddings long splitting the last width, and the cosine temporal table kept as a buffer
+    of max_temporal_embeddings rows."""
+    stages = _florence_stages(cfg) or []
+    raw = cfg.resolved_vision or cfg.raw.get("vision_config") or {}
+    ratio = raw.get("mlp_ratio", 4.0)
+    ratio = (
+        ratio if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and 0 < ratio < 64 else 4.0
+    )
+    bias = raw.get("qkv_bias", True) is not False
+    e = "model.vision_tower."
+    out: list[Triple] = []
+    into = _int(raw.get("in_channels"), 3)
+    for s, (d, depth, kernel, prenorm) in enumerate(stages):
+        out += [
+            (f"{e}convs.{s}.conv.weight", DT, (d, into, kernel, kernel)),
+            (f"{e}convs.{s}.conv.bias", DT, (d,)),
+        ]
+        out += _norm(f"{e}convs.{s}.norm", into if prenorm else d)
+        mlp = int(d * ratio)
+        for j in range(depth):
+            for block, attn in (("spatial_block", "window_attn"), ("channel_block", "channel_attn")):
+                b = f"{e}blocks.{s}.{j}.{block}."
+                for conv in ("conv1", "conv2"):
+                    out += [(b + conv + ".weight", DT, (d, 1, 3, 3)), (b + conv + ".bias", DT, (d,))]
+                out += _norm(b + "norm1", d) + _norm(b + "norm2", d)
+                out += _linear(f"{b}{attn}.qkv", 3 * d, d, bias) + _linear(f"{b}{attn}.proj", d, d)
+                out += _linear(b + "ffn.fc1", mlp, d) + _linear(b + "ffn.fc2", d, mlp)
+        into = d
+    last = stages[-1][0] if stages else 0
+    projection = _int(raw.get("projection_dim"), 1024)
+    positions, temporal = (
+        _int(raw.get("max_position_embeddings"), 50),
+        _int(raw.get("max_temporal_embeddings"), 100),
+    )
+    p = "model.multi_modal_projector."
+    out += _linear(p + "image_projection", projection, last, False) + _norm(p + "image_proj_norm", projection)
+    out += [(p + "image_position_embed.row_embeddings.weight", DT, (positions, last // 2))]
+    out += [(p + "image_position_embed.column_embeddings.weight", DT, (positions, last - last // 2))]
+    out.append((p + "visual_temporal_embed.pos_idx_to_embed", DT, (temporal, last)))
+    return out
+
+
 def _llava_onevision1_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     """LLaVA-OneVision-1.5: a RICE ViT (unbiased patch convolution, a class token with its own rotary
     frequencies, LayerNorm before the blocks, fused biased qkv, plain MLP), then a merger of
@@ -826,6 +891,7 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "got_ocr2": ("got_ocr2_vision", _got_ocr2),
     "pp_chart2table": ("pp_chart2table_vision", _got_ocr2),
     "pp_formulanet": ("pp_formulanet_vision", _pp_formulanet),
+    "florence2": ("florence_vision", _florence2),
     "llava_onevision1_5": ("llava_onevision1_5_vision", _llava_onevision1_5),
     "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
     "gemma4": ("gemma4_vision", _gemma4),
@@ -893,6 +959,10 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni", "pp_formulanet") or outer == "pix2struct"
     ):  # RADIO's MLP: mlp_ratio x width
         sizes = ("hidden_size", "num_hidden_layers")
+    elif outer == "florence2":  # DaViT's sizes are per-stage lists
+        if _florence_stages(cfg) is None:
+            return None
+        sizes = ()
     elif outer == "gemma4_unified":
         sizes = ()  # no tower: every size of the embedder has its class's default
     elif outer == "gemma3n":  # a timm tower: its layout is its architecture's, written out or not modelled

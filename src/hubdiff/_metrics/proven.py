@@ -16,17 +16,17 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     cosmos3_omni cpmant ctrl cwm dbrx deepseek_ocr2 deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v4
     deepseek_vl deepseek_vl_hybrid diffllama diffusion_gemma doge dory dots1 dots3_note
     dots3_note_text emu3 ergo ernie4_5 ernie4_5_moe ernie4_5_vl_moe exaone exaone4 exaone4_5
-    exaone_moe falcon falcon_h1 falcon_mamba flex_olmo flint fuyu gemma gemma2 gemma3 gemma3_text
-    gemma3n gemma3n_text gemma4 gemma4_assistant gemma4_text gemma4_unified gemma4_unified_assistant
-    gemma4_unified_text git glm glm4 glm46v glm4_moe glm4_moe_lite glm4v glm4v_moe glm5_next
-    glm_moe_dsa glm_ocr glmga got_ocr2 gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox gpt_neox_japanese
-    gpt_oss gptj granite granite4_vision granite_docling granite_swa granitemoe granitemoe_swa
-    granitemoehybrid granitemoeshared helium hrm_text hunyuan_v1_dense hunyuan_v1_moe hunyuan_vl
-    hy_v3 hy_v4 hy_v4_vl hyperclovax hyperclovax_vision_v2 idefics idefics2 idefics3 inkling2
-    inkling2_loop inkling2_loop_text inkling2_text inkling_mm_model inkling_text instructblip
-    instructblipvideo internlm3 internvl iquestcoder jais2 jamba janus jetmoe kimi_k25 kimi_linear
-    kolibri1 kolibri1_1 kosmos-2 kosmos-2.5 laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3 lfm3_vl
-    lighton_ocr llama llama4 llama4_text llava llava_next llava_next_video llava_onevision
+    exaone_moe falcon falcon_h1 falcon_mamba flex_olmo flint florence2 fuyu gemma gemma2 gemma3
+    gemma3_text gemma3n gemma3n_text gemma4 gemma4_assistant gemma4_text gemma4_unified
+    gemma4_unified_assistant gemma4_unified_text git glm glm4 glm46v glm4_moe glm4_moe_lite glm4v
+    glm4v_moe glm5_next glm_moe_dsa glm_ocr glmga got_ocr2 gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox
+    gpt_neox_japanese gpt_oss gptj granite granite4_vision granite_docling granite_swa granitemoe
+    granitemoe_swa granitemoehybrid granitemoeshared helium hrm_text hunyuan_v1_dense hunyuan_v1_moe
+    hunyuan_vl hy_v3 hy_v4 hy_v4_vl hyperclovax hyperclovax_vision_v2 idefics idefics2 idefics3
+    inkling2 inkling2_loop inkling2_loop_text inkling2_text inkling_mm_model inkling_text
+    instructblip instructblipvideo internlm3 internvl iquestcoder jais2 jamba janus jetmoe kimi_k25
+    kimi_linear kolibri1 kolibri1_1 kosmos-2 kosmos-2.5 laguna lara_mini lfm2 lfm2_moe lfm2_vl lfm3
+    lfm3_vl lighton_ocr llama llama4 llama4_text llava llava_next llava_next_video llava_onevision
     llava_onevision1_5 longcat_flash mamba mamba2 mellum mimo_v2_flash minicpm3 minicpm5_moe
     minicpm_ocr minicpmv4_6 minicpmv4_7 minimax minimax_m2 minimax_m3_vl minimax_m3_vl_text
     ministral ministral3 mistral mistral3 mistral4 mistral_large4 mixtral mllama modernbert-decoder

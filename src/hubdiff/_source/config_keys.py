@@ -73,6 +73,8 @@ DECODER_TEXT_TYPES = frozenset({"musicgen", "musicgen_melody", "vision-encoder-d
 # model's layers and heads are the decoder's keys, read before the aliases
 DECODER_STACK_KEYS: dict[str, tuple[str, str]] = {
     "pp_formulanet_text": ("decoder_layers", "decoder_attention_heads"),
+    # Florence-2's BART (its text config's own type is bart's: the outer type is looked up after it)
+    "florence2": ("decoder_layers", "decoder_attention_heads"),
 }
 # Where a config that is no text config itself nests a whole vision-language model beside other stacks
 # (PI0's PaliGemma beside its action expert): its language model and tower are the text and vision read
