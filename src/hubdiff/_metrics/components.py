@@ -379,7 +379,14 @@ def classify(
         # a SAM image encoder stored as an encoder-decoder's encoder (PP-FormulaNet's): run once per image
         return "vision_tower", None
     layer = _layer_of(name)
-    if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):
+    # a text encoder's layers beside the decoder (Florence-2's BART) are numbered apart: no MTP beyond
+    beyond = (
+        layer is not None
+        and num_layers
+        and layer >= num_layers
+        and segments[1:3] != ["language_model", "encoder"]
+    )
+    if "mtp" in segset or beyond:
         return "mtp", layer
     if len(shape) == 1 and segments[-3:-1] in (["embeddings", "LayerNorm"], ["embeddings", "norm"]):
         return (
