@@ -509,6 +509,7 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     out += _action_expert_variants(out[0][1])
     out += _encoder_decoder_variants(out[0][1])
     out += _davit_variants(out[0][1])
+    out += _udop_variants(out[0][1])
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")
@@ -565,6 +566,29 @@ def _davit_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]
         max_temporal_embeddings=40,
     )
     return [("davit stages", other)]
+
+
+def _udop_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """UDOP's other stacks: a deeper decoder than encoder, heads x d_kv narrower than d_model, a gated MLP,
+    and relative biases of their own bucket counts, one with the prefix buckets."""
+    if default.get("model_type") != "udop":
+        return []
+    other = copy.deepcopy(default)
+    other.update(
+        num_decoder_layers=int(other.get("num_layers") or 2) + 1,
+        d_kv=48,
+        feed_forward_proj="gated-gelu",
+        is_gated_act=True,
+        dense_act_fn="gelu",
+        relative_attention_num_buckets=24,
+        relative_bias_args=[
+            {"type": "1d", "relative_attention_num_buckets": 40},
+            {"type": "horizontal", "prefix_bucket": True},
+        ],
+        max_2d_position_embeddings=300,
+        patch_size=8,
+    )
+    return [("udop stacks", other)]
 
 
 def _action_expert_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -119,3 +119,23 @@ def test_florence2_defaults_count_davit_the_projector_and_both_bart_stacks() -> 
     assert not [r for r in m.unverified if "not understood" in r or "not modelled" in r]
     assert m.kv.bytes_per_token == 12 * 2 * d * 2  # the decoder's self-attention only
     assert any("cross-attention into the encoder" in a for a in m.kv.assumptions)
+
+
+def test_udop_defaults_count_both_t5_stacks_the_layout_and_patch_tables() -> None:
+    """UdopConfig()'s defaults (modeling_udop.py, transformers 5.25.0): d_model 1024, 16 heads of d_kv 64,
+    d_ff 4096 (relu, not gated), 24 encoder and 24 decoder blocks, three relative_bias_args tables."""
+    d, inner, ff, vocab = 1024, 16 * 64, 4096, 33_201
+    attention = 3 * inner * d + d * inner  # q, k, v, o: unbiased
+    mlp = 2 * ff * d  # wi, wo: unbiased
+    encoder = 24 * (attention + mlp + 2 * d) + 32 * 16 + d  # the first block's relative bias, final norm
+    encoder += 2 * 1024 * d + 2 * 32 * 16  # cell_2d_embedding x / y; horizontal and vertical biases
+    decoder = 24 * (2 * attention + mlp + 3 * d) + 32 * 16 + d + 2 * 32 * 16  # its "1d" table is tied
+    patches = d * 3 * 16 * 16 + d  # patch_embed (the encoder's, tied) and the decoder's own
+    m = _metrics({"model_type": "udop"})
+    assert m.params.total == vocab * d + 2 * patches + encoder + decoder == 742_440_960
+    assert len(m.layers) == 24
+    assert not [r for r in m.unverified if "not understood" in r or "not modelled" in r]
+    assert m.kv.bytes_per_token == 24 * 2 * inner * 2  # the decoder's self-attention only
+    assert any("cross-attention into the encoder" in a for a in m.kv.assumptions)
+    bad = _metrics({"model_type": "udop", "relative_bias_args": [{"type": "2d"}]})
+    assert "relative_bias_args not understood: its relative bias tables not counted" in bad.unverified

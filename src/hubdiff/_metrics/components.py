@@ -333,6 +333,34 @@ def _is_flat_vit(segments: list[str]) -> bool:
     return segments[0] == "blocks" and len(segments) > 2 and segments[2] in _FLAT_VIT_PARTS
 
 
+# a T5-style encoder's own parts stored at the top beside its decoder (UDOP's: blocks, final norm, layout
+# cell embeddings, relative biases): run once per input, as an encoder-decoder's encoder is
+_UDOP_SHARED_BIAS = "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
+_T5_ENCODER_PARTS = (["block"], ["final_layer_norm"], ["cell_2d_embedding"], ["relative_bias"])
+
+
+def _t5_decoder_part(segments: list[str], shape: tuple[int, ...]) -> tuple[str, int | None] | None:
+    """A T5-style decoder's tensors as UDOP stores them (decoder.block.N.layer.M.SelfAttention / EncDecAttention
+    / DenseReluDense, whose layer.M is the sub-layer, not the layer), its relative_bias tables and its own
+    patch embedding; None for any other name."""
+    if segments[0] != "decoder" or len(segments) < 3:
+        return None
+    if segments[1] == "relative_bias":
+        return "attention", None
+    if segments[1] == "embed_patches":
+        return "embeddings", None
+    if segments[1] != "block" or not segments[2].isdigit() or len(segments) < 6:
+        return None
+    layer = int(segments[2])
+    if segments[5] == "layer_norm" and len(shape) == 1:
+        return "norms", layer
+    if segments[5] in ("SelfAttention", "EncDecAttention"):
+        return "attention", layer
+    if segments[5] == "DenseReluDense":
+        return "dense_mlp", layer
+    return None
+
+
 def _is_sam_part(rest: list[str]) -> bool:
     """A SAM encoder's own names below its prefix: its positions, patch embedding and neck, and its blocks'
     attn (fused qkv, proj, rel_pos_h / rel_pos_w), mlp.lin1 / lin2 and layer_norm1 / 2 (a text encoder's
@@ -367,14 +395,22 @@ def classify(
         return "vision_tower", None
     if _is_flat_vit(segments):
         return "vision_tower", None
+    if name == _UDOP_SHARED_BIAS:  # UDOP's decoder ties its first relative_bias table to it: read every token
+        return "attention", None
     if (
-        segments[0] == "encoder"
-        and len(segments) > 2
-        and segments[1] in ("embeddings", "encoder", "layernorm", "pooler")  # ViTModel's pooler too
+        (
+            segments[0] == "encoder"
+            and len(segments) > 2
+            and segments[1] in ("embeddings", "encoder", "layernorm", "pooler")  # ViTModel's pooler too
+        )
+        or (segments[0] == "encoder" and segments[1:2] in _T5_ENCODER_PARTS)
     ):
         # an encoder stored at the top with embeddings, blocks and a norm of its own beside a "decoder"
         # (Pix2Struct's image encoder; an encoder-decoder's encoder): run once per input, not per token
         return "vision_tower", None
+    t5 = _t5_decoder_part(segments, shape)
+    if t5 is not None:
+        return t5
     if segments[:2] == ["model", "encoder"] and _is_sam_part(segments[2:]):
         # a SAM image encoder stored as an encoder-decoder's encoder (PP-FormulaNet's): run once per image
         return "vision_tower", None

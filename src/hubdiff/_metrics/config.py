@@ -495,7 +495,10 @@ class ArchConfig:
 
     @property
     def head_dim(self) -> int | None:
-        explicit = self.number("head_dim", "attention_head_dim", "kv_channels", "dim_head", "d_head")
+        own = _keys.HEAD_DIM_KEYS.get(self.model_type)
+        explicit = self.number(
+            *((own,) if own else ()), "head_dim", "attention_head_dim", "kv_channels", "dim_head", "d_head"
+        )
         if explicit:
             return explicit
         if self.hidden_size and self.num_heads:

@@ -18,7 +18,7 @@ import dataclasses
 
 from .config import ArchConfig
 from .estimate_audio import audio
-from .estimate_encdec import bart_encoder, bert_cross_attention, is_composite
+from .estimate_encdec import bart_encoder, bert_cross_attention, is_composite, udop
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
 from .estimate_gemma import gemma_layer_extras, gemma_model_extras
 from .estimate_inkling import inkling_head_rows, inkling_layer, inkling_model_extras
@@ -63,6 +63,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         return _bert_decoder(cfg, len(layers), h, vocab, dt, "decoder.", types, cross) + _vision(cfg, h)
     if arch.t5_decoder:
         return _t5_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
+    if arch.udop_model:
+        return udop(cfg, len(layers), h, vocab, dt)
     if arch.codebook_decoder:
         return _codebook_decoder(cfg, arch, len(layers), h, vocab, dt) + _vision(cfg, h)
     for switch in (arch.qkv_bias, arch.o_bias, arch.mlp_bias, arch.head_bias):

@@ -101,6 +101,8 @@ def vision_encoder_decoder(cfg: ArchConfig, text_hidden: int, dt: str) -> list[T
 def encoder_decoder_doubts(cfg: ArchConfig) -> list[str]:
     """What of the composite is not counted: an encoder or a decoder's cross-attention not written here;
     Florence-2's language model of another type than the BART written here."""
+    if cfg.model_type == "udop" and _udop_biases(cfg, cfg.number("num_heads", default=8) or 0) is None:
+        return ["relative_bias_args not understood: its relative bias tables not counted"]
     if cfg.raw.get("model_type") == "florence2" and cfg.model_type != "bart":
         return [f"language model {cfg.model_type or '(no model_type)'} not modelled: taken as BART's"]
     if not is_composite(cfg):
@@ -149,3 +151,82 @@ def bart_encoder(cfg: ArchConfig, h: int, vocab: int, dt: str) -> list[Triple]:
             (e + "embed_tokens.weight", dt, (vocab, h)),
         ]
     return out
+
+
+def _udop_biases(cfg: ArchConfig, heads: int) -> list[int] | None:
+    """Rows of each relative_bias_args entry's table (modeling_udop.create_relative_bias): its own
+    relative_attention_num_buckets (the bias class's 32 when unset, not the config's), two more with
+    prefix_bucket unless expand; None where an entry is not one the class builds."""
+    args = cfg.get("relative_bias_args")
+    if args is None:
+        return []
+    if not isinstance(args, list):
+        return None
+    rows: list[int] = []
+    for entry in args:
+        if not isinstance(entry, dict) or entry.get("type") not in ("1d", "horizontal", "vertical"):
+            return None
+        if entry.get("num_heads", heads) != heads:
+            return None
+        buckets = entry.get("relative_attention_num_buckets", 32)
+        if not isinstance(buckets, int) or isinstance(buckets, bool) or not 0 <= buckets <= MAX_DIM:
+            return None
+        rows.append(
+            buckets + (2 if entry.get("prefix_bucket") is True and entry.get("expand") is not True else 0)
+        )
+    return rows
+
+
+def udop(cfg: ArchConfig, depth: int, h: int, vocab: int, dt: str) -> list[Triple]:
+    """UdopForConditionalGeneration (modeling_udop.py): a shared token table (the head and both stacks'
+    embed_tokens tied to it) and a biased patch convolution (the encoder's embed_patches tied to it); two
+    T5-style stacks of unbiased q/k/v/o num_heads x d_kv wide, a relative position bias in the first block's
+    self-attention, an unbiased wi / wo MLP d_ff wide (wi_0 and wi_1 when feed_forward_proj is gated-*), a
+    weight-only LayerNorm before each sub-layer and after the stack; the encoder (num_layers deep) adds the
+    cell_2d_embedding's x and y tables, the decoder (num_decoder_layers) a cross-attention in every block and
+    a patch convolution of its own (embed_patches, never tied); each stack holds the relative_bias_args
+    tables, the first of which is tied to the encoder's first-block bias."""
+    heads, d_kv = cfg.number("num_heads", default=8) or 0, cfg.number("d_kv", default=64) or 0
+    inner, ff = heads * d_kv, cfg.number("d_ff", default=2048) or 0
+    buckets = cfg.number("relative_attention_num_buckets", default=32) or 0
+    # is_gated_act as the configuration class left it (derived from feed_forward_proj unless given)
+    gated = cfg.get(
+        "is_gated_act", default=str(cfg.get("feed_forward_proj", default="relu")).startswith("gated-")
+    )
+    gated = gated is True
+    encoder_depth = cfg.number("num_layers", default=6) or 0
+    channels = cfg.number("num_channels", default=3) or 0
+    patch = _side(cfg.get("patch_size", default=16), 16)  # image_size only checks the input's size
+    cells = cfg.number("max_2d_position_embeddings", default=1024) or 0
+    biases = _udop_biases(cfg, heads) or []
+    out: list[Triple] = [("shared.weight", dt, (vocab, h))]
+    out += [("patch_embed.proj.weight", dt, (h, channels, *patch)), ("patch_embed.proj.bias", dt, (h,))]
+    for stack, n in (("encoder", encoder_depth), ("decoder", depth)):
+        parts = ("SelfAttention", "EncDecAttention") if stack == "decoder" else ("SelfAttention",)
+        for i in range(n):
+            b = f"{stack}.block.{i}.layer."
+            for j, part in enumerate(parts):
+                for proj in ("q", "k", "v"):
+                    out += _linear(f"{b}{j}.{part}.{proj}", inner, h, False)
+                out += [
+                    *_linear(f"{b}{j}.{part}.o", h, inner, False),
+                    (f"{b}{j}.layer_norm.weight", dt, (h,)),
+                ]
+            if i == 0:
+                out.append((f"{b}0.SelfAttention.relative_attention_bias.weight", dt, (buckets, heads)))
+            f = f"{b}{len(parts)}."
+            for wi in ("wi_0", "wi_1") if gated else ("wi",):
+                out += _linear(f"{f}DenseReluDense.{wi}", ff, h, False)
+            out += [*_linear(f"{f}DenseReluDense.wo", h, ff, False), (f + "layer_norm.weight", dt, (h,))]
+        out.append((f"{stack}.final_layer_norm.weight", dt, (h,)))
+        out += [
+            (f"{stack}.relative_bias.biases.{k}.relative_attention_bias.weight", dt, (rows, heads))
+            for k, rows in enumerate(biases)
+            if k
+        ]
+    out += [(f"encoder.cell_2d_embedding.{a}_position_embeddings.weight", dt, (cells, h)) for a in ("x", "y")]
+    return [
+        *out,
+        ("decoder.embed_patches.proj.weight", dt, (h, channels, *patch)),
+        ("decoder.embed_patches.proj.bias", dt, (h,)),
+    ]

@@ -278,6 +278,9 @@ class ArchitectureFacts:
     # biased self-attention and fc1 / fc2 encoder_ffn_dim wide, its own positions and layernorm_embedding),
     # run over each input's tokens: estimate_encdec.bart_encoder
     bart_encoder: bool = False
+    # UDOP's whole model (estimate_encdec.udop): a T5-style encoder over text, layout and image patches and a
+    # T5-style decoder, written apart from the trunk
+    udop_model: bool = False
     # MusicGen's decoder (modeling_musicgen.py, MusicgenForCausalLM): num_codebooks embeddings of vocab_size
     # + 1 rows (the pad / start token) and as many heads of vocab_size, never tied; unbiased q/k/v/out
     # projections, an unbiased fc1 / fc2 MLP ffn_dim wide, biased LayerNorms, sinusoidal positions saved
@@ -852,6 +855,17 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
             "encoder_attention_heads",
             "encoder_ffn_dim",
         ),
+    ),
+    # UDOP (modeling_udop.py, UdopForConditionalGeneration): the head is always the shared table (its
+    # configuration class sets tie_word_embeddings); the decoder's cross-attention keys and values are
+    # per input, as TrOCR's; relative_attention_max_distance and dense_act_fn size nothing
+    "udop": ArchitectureFacts(
+        udop_model=True,
+        encoder_attention=True,
+        aliased_keys=("num_layers", "num_decoder_layers", "num_heads", "d_kv", "d_ff"),
+        # dense_act_fn: derived by the class from feed_forward_proj, as is_gated_act (read with it); image_size
+        # only checks the input image's size
+        unused_keys=("relative_attention_max_distance", "dense_act_fn", "image_size"),
     ),
     # MusicGen's and MusicGen Melody's decoders, as their causal-LM classes build them (the text model of the
     # composite musicgen / musicgen_melody configs); audio_channels only says how the codebooks pair into

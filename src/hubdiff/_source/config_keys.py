@@ -75,7 +75,11 @@ DECODER_STACK_KEYS: dict[str, tuple[str, str]] = {
     "pp_formulanet_text": ("decoder_layers", "decoder_attention_heads"),
     # Florence-2's BART (its text config's own type is bart's: the outer type is looked up after it)
     "florence2": ("decoder_layers", "decoder_attention_heads"),
+    "udop": ("num_decoder_layers", "num_heads"),  # its attribute_map's num_hidden_layers is the encoder's
 }
+# where an architecture's attention head width is a key of its own (UDOP's T5-style d_kv: heads x d_kv
+# wide projections, whatever d_model / heads is)
+HEAD_DIM_KEYS: dict[str, str] = {"udop": "d_kv"}
 # Where a config that is no text config itself nests a whole vision-language model beside other stacks
 # (PI0's PaliGemma beside its action expert): its language model and tower are the text and vision read
 NESTED_MODEL_KEYS = ("vlm_config",)
