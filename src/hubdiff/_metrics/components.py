@@ -339,10 +339,20 @@ _UDOP_SHARED_BIAS = "encoder.block.0.layer.0.SelfAttention.relative_attention_bi
 _T5_ENCODER_PARTS = (["block"], ["final_layer_norm"], ["cell_2d_embedding"], ["relative_bias"])
 
 
-def _t5_decoder_part(segments: list[str], shape: tuple[int, ...]) -> tuple[str, int | None] | None:
-    """A T5-style decoder's tensors as UDOP stores them (decoder.block.N.layer.M.SelfAttention / EncDecAttention
-    / DenseReluDense, whose layer.M is the sub-layer, not the layer), its relative_bias tables and its own
-    patch embedding; None for any other name."""
+def _udop_part(name: str, shape: tuple[int, ...]) -> tuple[str, int | None] | None:
+    """UDOP's T5-style names (modeling_udop.py), classified by its architecture only: T5's own checkpoints
+    name theirs alike and are not held to this split. The decoder's decoder.block.N.layer.M.SelfAttention /
+    EncDecAttention / DenseReluDense (N the layer, M the sub-layer), its relative_bias tables and its own
+    patch embedding; the encoder's parts, run once per input (vision tower), but for its first-block
+    relative bias, which the decoder's first relative_bias table is tied to and reads every token; the
+    shared token table. None for any other name."""
+    segments = name.split(".")
+    if name == _UDOP_SHARED_BIAS:
+        return "attention", None
+    if name == "shared.weight" and len(shape) == 2:
+        return "embeddings", None
+    if segments[0] == "encoder" and segments[1:2] in _T5_ENCODER_PARTS:
+        return "vision_tower", None
     if segments[0] != "decoder" or len(segments) < 3:
         return None
     if segments[1] == "relative_bias":
@@ -359,6 +369,12 @@ def _t5_decoder_part(segments: list[str], shape: tuple[int, ...]) -> tuple[str, 
     if segments[5] == "DenseReluDense":
         return "dense_mlp", layer
     return None
+
+
+# architectures whose checkpoints' names are classified by rules of their own before the common ones
+ARCHITECTURE_CLASSIFIERS: dict[str, Callable[[str, tuple[int, ...]], tuple[str, int | None] | None]] = {
+    "udop": _udop_part,
+}
 
 
 def _is_sam_part(rest: list[str]) -> bool:
@@ -395,22 +411,14 @@ def classify(
         return "vision_tower", None
     if _is_flat_vit(segments):
         return "vision_tower", None
-    if name == _UDOP_SHARED_BIAS:  # UDOP's decoder ties its first relative_bias table to it: read every token
-        return "attention", None
     if (
-        (
-            segments[0] == "encoder"
-            and len(segments) > 2
-            and segments[1] in ("embeddings", "encoder", "layernorm", "pooler")  # ViTModel's pooler too
-        )
-        or (segments[0] == "encoder" and segments[1:2] in _T5_ENCODER_PARTS)
+        segments[0] == "encoder"
+        and len(segments) > 2
+        and segments[1] in ("embeddings", "encoder", "layernorm", "pooler")  # ViTModel's pooler too
     ):
         # an encoder stored at the top with embeddings, blocks and a norm of its own beside a "decoder"
         # (Pix2Struct's image encoder; an encoder-decoder's encoder): run once per input, not per token
         return "vision_tower", None
-    t5 = _t5_decoder_part(segments, shape)
-    if t5 is not None:
-        return t5
     if segments[:2] == ["model", "encoder"] and _is_sam_part(segments[2:]):
         # a SAM image encoder stored as an encoder-decoder's encoder (PP-FormulaNet's): run once per image
         return "vision_tower", None
@@ -431,8 +439,8 @@ def classify(
         )  # a LayerNorm on the embeddings (BERT's, GIT's, ModernBERT's), a norm as BLOOM's is
     if segset & _EMBED and not segset & _ATTN:
         return "embeddings", layer
-    if segments[-2:] == ["shared", "weight"] and layer is None and len(shape) == 2:
-        return "embeddings", layer  # BART's and T5's token table, shared by encoder and decoder
+    if segments[-3:] == ["language_model", "shared", "weight"] and len(shape) == 2:
+        return "embeddings", layer  # Florence-2's BART token table, shared by its encoder and decoder
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
         return "embeddings", layer
     if segments[-1] == "z_L_init":  # HRM: the L stream's learned initial state, added to the input embeddings
@@ -591,7 +599,9 @@ class _Tally:
             report.scale_bytes += (dtypes.nbytes(dtype, elements) or 0) * copies
             return
         params = _logical(name, dtype, shape, self.bits, self.packed_u8)
-        component, layer = classify(name, shape, self.by_layer, self.cfg.num_layers)
+        own = ARCHITECTURE_CLASSIFIERS.get(self.cfg.model_type)
+        found = own(name, shape) if own is not None else None
+        component, layer = found or classify(name, shape, self.by_layer, self.cfg.num_layers)
         self.comp[component] += params * copies
         self.by_dtype[dtype] += params * copies
         if component == "other" and len(report.other_names) < 20:
