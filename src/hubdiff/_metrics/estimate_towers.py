@@ -463,10 +463,18 @@ def _florence_stages(cfg: ArchConfig) -> list[tuple[int, int, int, bool]] | None
     the per-stage lists of its vision config (read unfiltered: lists are the sizes here), or None where a
     list is missing, of another length or not of bounded whole numbers."""
     raw = cfg.resolved_vision or cfg.raw.get("vision_config") or {}
-    lists = [raw.get(k) for k in ("embed_dim", "depths", "patch_size", "patch_prenorm")]
-    if not all(isinstance(x, list) and len(x) == len(lists[0]) and x for x in lists):
+    dims, depths, kernels, prenorm = (
+        raw.get(k) for k in ("embed_dim", "depths", "patch_size", "patch_prenorm")
+    )
+    if not (
+        isinstance(dims, list)
+        and isinstance(depths, list)
+        and isinstance(kernels, list)
+        and isinstance(prenorm, list)
+        and dims
+        and len(dims) == len(depths) == len(kernels) == len(prenorm)
+    ):
         return None
-    dims, depths, kernels, prenorm = lists
     if not all(_int(x, -1) >= 0 for x in (*dims, *depths, *kernels)) or not all(
         isinstance(p, bool) for p in prenorm
     ):
