@@ -7,6 +7,11 @@ composite builds it, and is marked not modelled otherwise, never guessed. A deco
 states through a cross-attention of its own in every layer (its keys and values are per image, cached once,
 not per generated token); when the decoder gives no cross_attention_hidden_size and the two widths differ,
 the composite adds enc_to_dec_proj, a biased linear map of the encoder's states into the decoder's width.
+
+Beside it, the text encoders of other image-to-text encoder-decoders that the trunk's decoder does not
+hold: Florence-2's BART encoder, and UDOP's two T5-style stacks, written whole. Everywhere here a
+generated token's KV is the decoder's self-attention's; the cross-attention's keys and values are per
+input (kv.py says so in its assumptions).
 """
 
 from __future__ import annotations
