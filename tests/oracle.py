@@ -482,6 +482,19 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     ):
         text["cross_attention_hidden_size"] = width * 3 // 4
         out.append(("cross width", cross))
+    stacks = copy.deepcopy(out[0][1])
+    text = stacks.get("text_config") if isinstance(stacks.get("text_config"), dict) else {}
+    depth, heads = text.get("decoder_layers"), text.get("decoder_attention_heads")
+    # a nested encoder-decoder text config whose decoder is deeper, with fewer heads, than its encoder
+    # (PP-FormulaNet's, Florence-2's): which keys size the language model, the encoder's or the decoder's
+    if (
+        all(isinstance(text.get(k), int) for k in ("encoder_layers", "encoder_attention_heads"))
+        and isinstance(depth, int)
+        and isinstance(heads, int)
+        and heads % 2 == 0
+    ):
+        text.update(decoder_layers=depth + 1, decoder_attention_heads=heads // 2)
+        out.append(("decoder stack", stacks))
     fused = copy.deepcopy(out[0][1])
     if _text_part(fused).get("weight_mode") == "single":  # xLSTM's projections stored fused
         _text_part(fused)["weight_mode"] = "fused"
@@ -495,6 +508,9 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
     out += _timm_towers(out[0][1])
     out += _inkling_variants(model_type, out[0][1])
     out += _action_expert_variants(out[0][1])
+    out += _encoder_decoder_variants(out[0][1])
+    out += _davit_variants(out[0][1])
+    out += _udop_variants(out[0][1])
     sliding = copy.deepcopy(out[0][1])
     text = _text_part(sliding)
     types = text.get("layer_types")
@@ -505,6 +521,75 @@ def _variants(model_type: str, base: dict[str, Any]) -> list[tuple[str, dict[str
         ]
         out.append(("sliding", sliding))
     return out
+
+
+def _encoder_decoder_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """A VisionEncoderDecoder's other compositions: an encoder narrower than its decoder (the composite's
+    enc_to_dec_proj), TrOCR's decoder reading the encoder's width itself (cross_attention_hidden_size), and
+    an encoder hubdiff does not write (DeiT's: marked, never guessed)."""
+    if default.get("model_type") != "vision-encoder-decoder" or not isinstance(default.get("encoder"), dict):
+        return []
+    narrow = copy.deepcopy(default)
+    narrow["encoder"].update(hidden_size=384, intermediate_size=1536, num_attention_heads=6, image_size=96)
+    trocr = copy.deepcopy(narrow)
+    trocr["decoder"] = {
+        "model_type": "trocr",
+        "vocab_size": 1000,
+        "d_model": 256,
+        "decoder_layers": 3,
+        "decoder_attention_heads": 4,
+        "decoder_ffn_dim": 1024,
+        "max_position_embeddings": 128,
+        "cross_attention_hidden_size": 384,
+        "is_decoder": True,
+        "add_cross_attention": True,
+    }
+    deit = copy.deepcopy(default)
+    deit["encoder"] = {**deit["encoder"], "model_type": "deit"}
+    return [("encoder width", narrow), ("trocr decoder", trocr), ("deit encoder", deit)]
+
+
+def _davit_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Florence-2's DaViT of other per-stage lists than its defaults: widths, depths, kernels and where each
+    patch convolution's LayerNorm sits, an MLP ratio and unbiased qkv."""
+    vision = default.get("vision_config")
+    if not isinstance(vision, dict) or vision.get("model_type") != "florence_vision":
+        return []
+    other = copy.deepcopy(default)
+    other["vision_config"].update(
+        embed_dim=[64, 96, 192, 384],
+        depths=[1, 2, 3, 1],
+        patch_size=[5, 3, 2, 3],
+        patch_prenorm=[True, False, True, False],
+        mlp_ratio=2.5,
+        qkv_bias=False,
+        max_position_embeddings=30,
+        max_temporal_embeddings=40,
+    )
+    return [("davit stages", other)]
+
+
+def _udop_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """UDOP's other stacks: a deeper decoder than encoder, heads x d_kv narrower than d_model, a gated MLP,
+    and relative biases of their own bucket counts, one with the prefix buckets."""
+    if default.get("model_type") != "udop":
+        return []
+    other = copy.deepcopy(default)
+    other.update(
+        num_decoder_layers=int(other.get("num_layers") or 2) + 1,
+        d_kv=48,
+        feed_forward_proj="gated-gelu",
+        is_gated_act=True,
+        dense_act_fn="gelu",
+        relative_attention_num_buckets=24,
+        relative_bias_args=[
+            {"type": "1d", "relative_attention_num_buckets": 40},
+            {"type": "horizontal", "prefix_bucket": True},
+        ],
+        max_2d_position_embeddings=300,
+        patch_size=8,
+    )
+    return [("udop stacks", other)]
 
 
 def _action_expert_variants(default: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

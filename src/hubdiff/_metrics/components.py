@@ -100,6 +100,7 @@ _PROJECTOR = {
 # Gemma 4's assistants' pre_ / post_projection likewise take features of another model (the target's
 # hidden states) into the text width and back, outside the decoder
 _TOP_PROJECTOR = {
+    "enc_to_dec_proj",  # VisionEncoderDecoder's map of the encoder's states into the decoder's width
     "patch_merger",
     "vision_language_adapter",
     "pre_mm_projector_norm",
@@ -332,6 +333,63 @@ def _is_flat_vit(segments: list[str]) -> bool:
     return segments[0] == "blocks" and len(segments) > 2 and segments[2] in _FLAT_VIT_PARTS
 
 
+# a T5-style encoder's own parts stored at the top beside its decoder (UDOP's: blocks, final norm, layout
+# cell embeddings, relative biases): run once per input, as an encoder-decoder's encoder is
+_UDOP_SHARED_BIAS = "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
+_T5_ENCODER_PARTS = (["block"], ["final_layer_norm"], ["cell_2d_embedding"], ["relative_bias"])
+
+
+def _udop_part(name: str, shape: tuple[int, ...]) -> tuple[str, int | None] | None:
+    """UDOP's T5-style names (modeling_udop.py), classified by its architecture only: T5's own checkpoints
+    name theirs alike and are not held to this split. The decoder's decoder.block.N.layer.M.SelfAttention /
+    EncDecAttention / DenseReluDense (N the layer, M the sub-layer), its relative_bias tables and its own
+    patch embedding; the encoder's parts, run once per input (vision tower), but for its first-block
+    relative bias, which the decoder's first relative_bias table is tied to and reads every token; the
+    shared token table. None for any other name."""
+    segments = name.split(".")
+    if name == _UDOP_SHARED_BIAS:
+        return "attention", None
+    if name == "shared.weight" and len(shape) == 2:
+        return "embeddings", None
+    if segments[0] == "encoder" and segments[1:2] in _T5_ENCODER_PARTS:
+        return "vision_tower", None
+    if segments[0] != "decoder" or len(segments) < 3:
+        return None
+    if segments[1] == "relative_bias":
+        return "attention", None
+    if segments[1] == "embed_patches":
+        return "embeddings", None
+    if segments[1] != "block" or not segments[2].isdigit() or len(segments) < 6:
+        return None
+    layer = int(segments[2])
+    if segments[5] == "layer_norm" and len(shape) == 1:
+        return "norms", layer
+    if segments[5] in ("SelfAttention", "EncDecAttention"):
+        return "attention", layer
+    if segments[5] == "DenseReluDense":
+        return "dense_mlp", layer
+    return None
+
+
+# architectures whose checkpoints' names are classified by rules of their own before the common ones
+ARCHITECTURE_CLASSIFIERS: dict[str, Callable[[str, tuple[int, ...]], tuple[str, int | None] | None]] = {
+    "udop": _udop_part,
+}
+
+
+def _is_sam_part(rest: list[str]) -> bool:
+    """A SAM encoder's own names below its prefix: its positions, patch embedding and neck, and its blocks'
+    attn (fused qkv, proj, rel_pos_h / rel_pos_w), mlp.lin1 / lin2 and layer_norm1 / 2 (a text encoder's
+    layers name theirs self_attn, fc1 / fc2)."""
+    if rest[:1] in (["pos_embed"], ["patch_embed"], ["neck"]):
+        return True
+    if rest[:1] != ["layers"] or len(rest) < 4:
+        return False
+    part = rest[2:]
+    sam_parts = (["attn"], ["mlp", "lin1"], ["mlp", "lin2"], ["layer_norm1"], ["layer_norm2"])
+    return part[:1] in sam_parts or part[:2] in sam_parts
+
+
 def classify(
     name: str, shape: tuple[int, ...], layers: dict[int, LayerInfo], num_layers: int
 ) -> tuple[str, int | None]:
@@ -356,13 +414,23 @@ def classify(
     if (
         segments[0] == "encoder"
         and len(segments) > 2
-        and segments[1] in ("embeddings", "encoder", "layernorm")
+        and segments[1] in ("embeddings", "encoder", "layernorm", "pooler")  # ViTModel's pooler too
     ):
         # an encoder stored at the top with embeddings, blocks and a norm of its own beside a "decoder"
         # (Pix2Struct's image encoder; an encoder-decoder's encoder): run once per input, not per token
         return "vision_tower", None
+    if segments[:2] == ["model", "encoder"] and _is_sam_part(segments[2:]):
+        # a SAM image encoder stored as an encoder-decoder's encoder (PP-FormulaNet's): run once per image
+        return "vision_tower", None
     layer = _layer_of(name)
-    if "mtp" in segset or (layer is not None and num_layers and layer >= num_layers):
+    # a text encoder's layers beside the decoder (Florence-2's BART) are numbered apart: no MTP beyond
+    beyond = (
+        layer is not None
+        and num_layers
+        and layer >= num_layers
+        and segments[1:3] != ["language_model", "encoder"]
+    )
+    if "mtp" in segset or beyond:
         return "mtp", layer
     if len(shape) == 1 and segments[-3:-1] in (["embeddings", "LayerNorm"], ["embeddings", "norm"]):
         return (
@@ -371,6 +439,8 @@ def classify(
         )  # a LayerNorm on the embeddings (BERT's, GIT's, ModernBERT's), a norm as BLOOM's is
     if segset & _EMBED and not segset & _ATTN:
         return "embeddings", layer
+    if segments[-3:] == ["language_model", "shared", "weight"] and len(shape) == 2:
+        return "embeddings", layer  # Florence-2's BART token table, shared by its encoder and decoder
     if segments[:2] == ["transformer", "w"]:  # CTRL's token embedding
         return "embeddings", layer
     if segments[-1] == "z_L_init":  # HRM: the L stream's learned initial state, added to the input embeddings
@@ -529,7 +599,9 @@ class _Tally:
             report.scale_bytes += (dtypes.nbytes(dtype, elements) or 0) * copies
             return
         params = _logical(name, dtype, shape, self.bits, self.packed_u8)
-        component, layer = classify(name, shape, self.by_layer, self.cfg.num_layers)
+        own = ARCHITECTURE_CLASSIFIERS.get(self.cfg.model_type)
+        found = own(name, shape) if own is not None else None
+        component, layer = found or classify(name, shape, self.by_layer, self.cfg.num_layers)
         self.comp[component] += params * copies
         self.by_dtype[dtype] += params * copies
         if component == "other" and len(report.other_names) < 20:

@@ -459,9 +459,15 @@ class ArchConfig:
     def hidden_size(self) -> int | None:
         return self.number("hidden_size", "d_model", "n_embd", "dim")
 
+    def _decoder_stack(self) -> tuple[str, ...]:
+        """The decoder's layer and head keys where the text config's aliases point at its encoder."""
+        stacks = _keys.DECODER_STACK_KEYS
+        return stacks.get(self.model_type) or stacks.get(str(self.raw.get("model_type") or "")) or ()
+
     @property
     def num_layers(self) -> int:
-        n = self.number(*LAYER_KEYS, default=0) or 0
+        decoder = self._decoder_stack()[:1]  # PP-FormulaNet's decoder_layers
+        n = self.number(*decoder, *LAYER_KEYS, default=0) or 0
         if not n:  # some configs give the layers only as their per-layer list (Nemotron 3 Ultra)
             types = self.get("layers_block_type", "layer_types")
             n = len(types) if isinstance(types, list) else 0
@@ -473,7 +479,8 @@ class ArchConfig:
 
     @property
     def num_heads(self) -> int | None:
-        return self.number("num_attention_heads", "n_head", "n_heads", "attention_heads")
+        decoder = self._decoder_stack()[1:]
+        return self.number(*decoder, "num_attention_heads", "n_head", "n_heads", "attention_heads")
 
     @property
     def num_kv_heads(self) -> int | None:
@@ -488,7 +495,10 @@ class ArchConfig:
 
     @property
     def head_dim(self) -> int | None:
-        explicit = self.number("head_dim", "attention_head_dim", "kv_channels", "dim_head", "d_head")
+        own = _keys.HEAD_DIM_KEYS.get(self.model_type)
+        explicit = self.number(
+            *((own,) if own else ()), "head_dim", "attention_head_dim", "kv_channels", "dim_head", "d_head"
+        )
         if explicit:
             return explicit
         if self.hidden_size and self.num_heads:

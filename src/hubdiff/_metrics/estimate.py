@@ -18,6 +18,7 @@ import dataclasses
 
 from .config import ArchConfig
 from .estimate_audio import audio
+from .estimate_encdec import bart_encoder, bert_cross_attention, is_composite, udop
 from .estimate_facts import ARCHITECTURE_FACTS, ArchitectureFacts, Triple, facts, layer_heads
 from .estimate_gemma import gemma_layer_extras, gemma_model_extras
 from .estimate_inkling import inkling_head_rows, inkling_layer, inkling_model_extras
@@ -56,8 +57,14 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         return _action_expert_model(cfg, outer_facts, layers, dt)
     if arch.bert_decoder:
         return _bert_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
+    if is_composite(cfg) and cfg.model_type == "bert":  # BertLMHeadModel under a VisionEncoderDecoder
+        types = cfg.number("type_vocab_size", default=2) or 0
+        cross = bert_cross_attention(cfg)
+        return _bert_decoder(cfg, len(layers), h, vocab, dt, "decoder.", types, cross) + _vision(cfg, h)
     if arch.t5_decoder:
         return _t5_decoder(cfg, len(layers), h, vocab, dt) + _vision(cfg, h)
+    if arch.udop_model:
+        return udop(cfg, len(layers), h, vocab, dt)
     if arch.codebook_decoder:
         return _codebook_decoder(cfg, arch, len(layers), h, vocab, dt) + _vision(cfg, h)
     for switch in (arch.qkv_bias, arch.o_bias, arch.mlp_bias, arch.head_bias):
@@ -111,6 +118,8 @@ def synthesize(cfg: ArchConfig, layers: list[LayerInfo]) -> list[Triple]:
         out += [(f"model.embed_layernorm.{part}", dt, (h,)) for part in ("weight", "bias")]
     if arch.embedding_norm_switch.on(cfg):  # TrOCR's layernorm_embedding
         out += [(f"model.layernorm_embedding.{part}", dt, (h,)) for part in norm_parts]
+    if arch.bart_encoder:  # Florence-2's text encoder
+        out += bart_encoder(cfg, h, vocab, dt)
     if arch.embeddings_norm:
         out += [(f"model.embeddings.norm.{part}", dt, (h,)) for part in norm_parts]
     if arch.prediction_head is not None:
@@ -251,31 +260,41 @@ def _encoder_attention(cfg: ArchConfig, p: str, h: int, dt: str, norm_parts: tup
     return out + [(f"{p}encoder_attn_layer_norm.{part}", dt, (h,)) for part in norm_parts]
 
 
-def _bert_decoder(cfg: ArchConfig, depth: int, h: int, vocab: int, dt: str) -> list[Triple]:
+def _bert_decoder(
+    cfg: ArchConfig,
+    depth: int,
+    h: int,
+    vocab: int,
+    dt: str,
+    t: str = "text_decoder.",
+    token_types: int = 0,
+    cross: bool | None = None,
+) -> list[Triple]:
     """BLIP's text decoder (modeling_blip_text.py): BERT's word and position embeddings with a LayerNorm;
     layers of biased query/key/value and an output dense layer with its LayerNorm, the same again as
     cross-attention whose keys and values come from encoder_hidden_size (when is_decoder, as the class
     builds it), a biased intermediate and output dense layer with a LayerNorm; no final norm. The head
     transforms (dense, LayerNorm), then projects with the embedding (or its own weight, untied) and a
-    bias of its own, which the untied decoder keeps apart."""
+    bias of its own, which the untied decoder keeps apart. BertLMHeadModel's (a VisionEncoderDecoder's
+    decoder, under ``t``) adds token_types token-type rows and builds the cross-attention when ``cross``
+    (add_cross_attention), its keys and values hidden_size wide."""
     inter = dense_intermediate(cfg)
     encoder = cfg.number("encoder_hidden_size", default=h) or h
-    t = "text_decoder."
     e = t + "bert.embeddings."
     out: list[Triple] = [
         (e + "word_embeddings.weight", dt, (vocab, h)),
         (e + "position_embeddings.weight", dt, (cfg.max_context or 0, h)),
     ]
     out += [(e + f"LayerNorm.{p}", dt, (h,)) for p in ("weight", "bias")]
+    if token_types:
+        out.append((e + "token_type_embeddings.weight", dt, (token_types, h)))
 
     def dense(name: str, rows: int, cols: int) -> list[Triple]:
         return [(name + ".weight", dt, (rows, cols)), (name + ".bias", dt, (rows,))]
 
-    parts = (
-        ("attention", "crossattention")
-        if cfg.get("is_decoder", default=True) is not False
-        else ("attention",)
-    )
+    if cross is None:
+        cross = cfg.get("is_decoder", default=True) is not False
+    parts = ("attention", "crossattention") if cross else ("attention",)
     for i in range(depth):
         b = f"{t}bert.encoder.layer.{i}."
         for part in parts:

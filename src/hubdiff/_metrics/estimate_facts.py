@@ -274,6 +274,13 @@ class ArchitectureFacts:
     # (TrOCR's use_learned_position_embeddings: sinusoidal positions saved nowhere; layernorm_embedding)
     learned_positions_switch: Switch = ALWAYS
     embedding_norm_switch: Switch = NEVER
+    # a BART text encoder beside the decoder (Florence-2's language model, BartModel: encoder_layers of
+    # biased self-attention and fc1 / fc2 encoder_ffn_dim wide, its own positions and layernorm_embedding),
+    # run over each input's tokens: estimate_encdec.bart_encoder
+    bart_encoder: bool = False
+    # UDOP's whole model (estimate_encdec.udop): a T5-style encoder over text, layout and image patches and a
+    # T5-style decoder, written apart from the trunk
+    udop_model: bool = False
     # MusicGen's decoder (modeling_musicgen.py, MusicgenForCausalLM): num_codebooks embeddings of vocab_size
     # + 1 rows (the pad / start token) and as many heads of vocab_size, never tied; unbiased q/k/v/out
     # projections, an unbiased fc1 / fc2 MLP ffn_dim wide, biased LayerNorms, sinusoidal positions saved
@@ -808,6 +815,58 @@ ARCHITECTURE_FACTS: dict[str, ArchitectureFacts] = {
         aliased_keys=("decoder_layers", "decoder_attention_heads"),
         nulls_mean_default=("cross_attention_hidden_size",),  # null: keys and values from d_model
     ),
+    # PP-FormulaNet's text decoder (modeling_pp_formulanet.py, PPFormulaNetTextModel): MBart's decoder
+    # layers (biased self-attention, a cross-attention into the projected vision tower whose keys and values
+    # are d_model wide, a plain biased fc1 / fc2 decoder_ffn_dim wide, a biased LayerNorm after each of the
+    # three), learned positions two rows longer, a LayerNorm on the embeddings and a final one; the head is
+    # the model's own whatever tie_word_embeddings says (_tied_weights_keys is empty). Its encoder is the
+    # vision tower: encoder_layers and encoder_attention_heads size nothing (the attribute_map's aliases
+    # of num_hidden_layers and num_attention_heads, read as decoder_layers and decoder_attention_heads:
+    # config_keys.DECODER_STACK_KEYS); scale_embedding only multiplies
+    "pp_formulanet_text": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        learned_positions=2,
+        embedding_norm_switch=ALWAYS,
+        encoder_attention=True,
+        never_tied=True,
+        dense_width_key="decoder_ffn_dim",
+        aliased_keys=("decoder_layers", "decoder_attention_heads"),
+        unused_keys=("encoder_layers", "encoder_attention_heads"),
+    ),
+    # Florence-2's language model (modeling_florence2.py: AutoModel of its text config, BART's BartModel):
+    # the decoder as TrOCR's with layernorm_embedding always and encoder_attn keys and values d_model wide,
+    # a BART encoder beside it (bart_encoder), the head tied to the shared embedding or not
+    "florence2": dataclasses.replace(
+        _CLASSIC,
+        qkv_bias=ALWAYS,
+        o_bias=ALWAYS,
+        final_norm=False,
+        learned_positions=2,
+        embedding_norm_switch=ALWAYS,
+        encoder_attention=True,
+        bart_encoder=True,
+        dense_width_key="decoder_ffn_dim",
+        aliased_keys=(
+            "decoder_layers",
+            "decoder_attention_heads",
+            "encoder_layers",
+            "encoder_attention_heads",
+            "encoder_ffn_dim",
+        ),
+    ),
+    # UDOP (modeling_udop.py, UdopForConditionalGeneration): the head is always the shared table (its
+    # configuration class sets tie_word_embeddings); the decoder's cross-attention keys and values are
+    # per input, as TrOCR's; relative_attention_max_distance and dense_act_fn size nothing
+    "udop": ArchitectureFacts(
+        udop_model=True,
+        encoder_attention=True,
+        aliased_keys=("num_layers", "num_decoder_layers", "num_heads", "d_kv", "d_ff"),
+        # dense_act_fn: derived by the class from feed_forward_proj, as is_gated_act (read with it); image_size
+        # only checks the input image's size
+        unused_keys=("relative_attention_max_distance", "dense_act_fn", "image_size"),
+    ),
     # MusicGen's and MusicGen Melody's decoders, as their causal-LM classes build them (the text model of the
     # composite musicgen / musicgen_melody configs); audio_channels only says how the codebooks pair into
     # stereo streams, and cross_attention_hidden_size only whether the composite class projects the text
@@ -900,6 +959,7 @@ for _outer, _text in (
     ("kosmos-2", "kosmos_2_text_model"),
     ("blip", "blip_text_model"),
     ("pix2struct", "pix2struct_text_model"),
+    ("pp_formulanet", "pp_formulanet_text"),
     ("kosmos-2.5", "kosmos_2_5_text_model"),
 ):
     ARCHITECTURE_FACTS[_outer] = ARCHITECTURE_FACTS[_text]

@@ -407,6 +407,31 @@ def _got_ocr2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     """GOT-OCR 2.0: a SAM encoder (absolute positions, windowed blocks with relative positions sized by
     the window, global ones by the patch grid, a convolutional neck), then two strided convolutions
     and a linear layer into the text width."""
+    neck = _int(v.get("output_channels"), 256)
+    out = _sam_encoder(v, "vision_tower.")
+    p = "multi_modal_projector."
+    out += [(p + "conv_upsampler1.weight", DT, (2 * neck, neck, 3, 3))]
+    out += [(p + "conv_upsampler2.weight", DT, (text_hidden, 2 * neck, 3, 3))]
+    return out + _linear(p + "multimodal_projector", text_hidden, text_hidden)
+
+
+def _pp_formulanet(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """PP-FormulaNet: GOT-OCR 2.0's SAM encoder stored as the model's encoder, its projector inside it: two
+    strided unbiased convolutions (post_conv_in_channels to post_conv_mid_channels to
+    post_conv_out_channels), a biased linear layer as wide and one into decoder_hidden_size, the width the
+    decoder's cross-attention reads."""
+    e = "model.encoder."
+    out = _sam_encoder(v, e)
+    into, mid = _int(v.get("post_conv_in_channels"), 256), _int(v.get("post_conv_mid_channels"), 512)
+    wide, text = _int(v.get("post_conv_out_channels"), 1024), _int(v.get("decoder_hidden_size"), 512)
+    p = e + "multi_modal_projector."
+    out += [(p + "conv1.weight", DT, (mid, into, 3, 3)), (p + "conv2.weight", DT, (wide, mid, 3, 3))]
+    return out + _linear(p + "linear_1", wide, wide) + _linear(p + "linear_2", text, wide)
+
+
+def _sam_encoder(v: dict, e: str) -> list[Triple]:
+    """A SAM encoder (GOT-OCR 2.0's, PP-FormulaNet's): absolute positions, windowed blocks with relative
+    positions sized by the window, global ones by the patch grid, a convolutional neck."""
     d, depth = v["hidden_size"], v["num_hidden_layers"]
     mlp, heads = _int(v.get("mlp_dim"), 3072), _int(v.get("num_attention_heads"), 12) or 1
     patch, channels = _int(v.get("patch_size"), 16), _int(v.get("num_channels"), 3)
@@ -414,7 +439,6 @@ def _got_ocr2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
     neck = _int(v.get("output_channels"), 256)
     global_layers = v.get("global_attn_indexes")
     global_layers = global_layers if isinstance(global_layers, list) else []
-    e = "vision_tower."
     out: list[Triple] = []
     if v.get("use_abs_pos", True) is not False:
         out.append((e + "pos_embed", DT, (1, grid, grid, d)))
@@ -433,10 +457,80 @@ def _got_ocr2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
         )
     out += [(e + "neck.conv1.weight", DT, (neck, d, 1, 1)), *_norm(e + "neck.layer_norm1", neck)]
     out += [(e + "neck.conv2.weight", DT, (neck, neck, 3, 3)), *_norm(e + "neck.layer_norm2", neck)]
-    p = "multi_modal_projector."
-    out += [(p + "conv_upsampler1.weight", DT, (2 * neck, neck, 3, 3))]
-    out += [(p + "conv_upsampler2.weight", DT, (text_hidden, 2 * neck, 3, 3))]
-    return out + _linear(p + "multimodal_projector", text_hidden, text_hidden)
+    return out
+
+
+def _florence_stages(cfg: ArchConfig) -> list[tuple[int, int, int, bool]] | None:
+    """Florence-2's DaViT stages as (width, depth, patch kernel, norm before the patch convolution), from
+    the per-stage lists of its vision config (read unfiltered: lists are the sizes here), or None where a
+    list is missing, of another length or not of bounded whole numbers."""
+    raw = cfg.resolved_vision or cfg.raw.get("vision_config") or {}
+    dims, depths, kernels, prenorm = (
+        raw.get(k) for k in ("embed_dim", "depths", "patch_size", "patch_prenorm")
+    )
+    if not (
+        isinstance(dims, list)
+        and isinstance(depths, list)
+        and isinstance(kernels, list)
+        and isinstance(prenorm, list)
+        and dims
+        and len(dims) == len(depths) == len(kernels) == len(prenorm)
+    ):
+        return None
+    if not all(_int(x, -1) >= 0 for x in (*dims, *depths, *kernels)) or not all(
+        isinstance(p, bool) for p in prenorm
+    ):
+        return None
+    return list(zip(dims, depths, kernels, prenorm, strict=True))
+
+
+def _florence2(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
+    """Florence-2 (modeling_florence2.py): a DaViT backbone, per stage a biased patch convolution from the
+    previous width (in_channels first) with a LayerNorm before it (over the input width, patch_prenorm) or
+    after, then depths[stage] blocks of a spatial block (window attention) and a channel block (channel
+    attention), each a biased depthwise 3x3 convolution and LayerNorm before the attention (qkv biased
+    when qkv_bias, a biased proj), the same before a biased fc1 / fc2 mlp_ratio x wide; the projector: an
+    unbiased image_projection into projection_dim with its LayerNorm, learned row and column positions
+    max_position_embeddings long splitting the last width, and the cosine temporal table kept as a buffer
+    of max_temporal_embeddings rows."""
+    stages = _florence_stages(cfg) or []
+    raw = cfg.resolved_vision or cfg.raw.get("vision_config") or {}
+    ratio = raw.get("mlp_ratio", 4.0)
+    ratio = (
+        ratio if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and 0 < ratio < 64 else 4.0
+    )
+    bias = raw.get("qkv_bias", True) is not False
+    e = "model.vision_tower."
+    out: list[Triple] = []
+    into = _int(raw.get("in_channels"), 3)
+    for s, (d, depth, kernel, prenorm) in enumerate(stages):
+        out += [
+            (f"{e}convs.{s}.conv.weight", DT, (d, into, kernel, kernel)),
+            (f"{e}convs.{s}.conv.bias", DT, (d,)),
+        ]
+        out += _norm(f"{e}convs.{s}.norm", into if prenorm else d)
+        mlp = int(d * ratio)
+        for j in range(depth):
+            for block, attn in (("spatial_block", "window_attn"), ("channel_block", "channel_attn")):
+                b = f"{e}blocks.{s}.{j}.{block}."
+                for conv in ("conv1", "conv2"):
+                    out += [(b + conv + ".weight", DT, (d, 1, 3, 3)), (b + conv + ".bias", DT, (d,))]
+                out += _norm(b + "norm1", d) + _norm(b + "norm2", d)
+                out += _linear(f"{b}{attn}.qkv", 3 * d, d, bias) + _linear(f"{b}{attn}.proj", d, d)
+                out += _linear(b + "ffn.fc1", mlp, d) + _linear(b + "ffn.fc2", d, mlp)
+        into = d
+    last = stages[-1][0] if stages else 0
+    projection = _int(raw.get("projection_dim"), 1024)
+    positions, temporal = (
+        _int(raw.get("max_position_embeddings"), 50),
+        _int(raw.get("max_temporal_embeddings"), 100),
+    )
+    p = "model.multi_modal_projector."
+    out += _linear(p + "image_projection", projection, last, False) + _norm(p + "image_proj_norm", projection)
+    out += [(p + "image_position_embed.row_embeddings.weight", DT, (positions, last // 2))]
+    out += [(p + "image_position_embed.column_embeddings.weight", DT, (positions, last - last // 2))]
+    out.append((p + "visual_temporal_embed.pos_idx_to_embed", DT, (temporal, last)))
+    return out
 
 
 def _llava_onevision1_5(cfg: ArchConfig, v: dict, text_hidden: int) -> list[Triple]:
@@ -817,6 +911,8 @@ TOWERS: dict[str, tuple[str, Tower]] = {
     "internvl": ("internvl_vision", _internvl),
     "got_ocr2": ("got_ocr2_vision", _got_ocr2),
     "pp_chart2table": ("pp_chart2table_vision", _got_ocr2),
+    "pp_formulanet": ("pp_formulanet_vision", _pp_formulanet),
+    "florence2": ("florence_vision", _florence2),
     "llava_onevision1_5": ("llava_onevision1_5_vision", _llava_onevision1_5),
     "lfm3_vl": ("lfm3_vl_vision", _lfm3_vl),
     "gemma4": ("gemma4_vision", _gemma4),
@@ -883,9 +979,13 @@ def tower_kind(cfg: ArchConfig) -> str | None:
         if cfg.raw.get("use_resampler") is True:
             return None
     elif (
-        outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni") or outer == "pix2struct"
+        outer in ("got_ocr2", "pp_chart2table", "nemotron_h_omni", "pp_formulanet") or outer == "pix2struct"
     ):  # RADIO's MLP: mlp_ratio x width
         sizes = ("hidden_size", "num_hidden_layers")
+    elif outer == "florence2":  # DaViT's sizes are per-stage lists
+        if _florence_stages(cfg) is None:
+            return None
+        sizes = ()
     elif outer == "gemma4_unified":
         sizes = ()  # no tower: every size of the embedder has its class's default
     elif outer == "gemma3n":  # a timm tower: its layout is its architecture's, written out or not modelled

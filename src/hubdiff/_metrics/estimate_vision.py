@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .config import ArchConfig
+from .estimate_encdec import vision_encoder_decoder
 from .estimate_facts import Triple
 from .estimate_inkling import inkling2_vision, inkling_vision
 from .estimate_mlp import _dense
@@ -1657,6 +1658,7 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "phi4_multimodal": _phi4_multimodal,
     "emu3": _emu3_vq,
     "apertus1p5": _apertus1p5,
+    "vision-encoder-decoder": vision_encoder_decoder,  # its encoder, where modelled (estimate_encdec)
 }
 
 
@@ -1670,4 +1672,5 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "janus": frozenset({"vq_config"}),
     "phi4_multimodal": frozenset({"audio_config"}),
     "emu3": frozenset({"vq_config"}),
+    "vision-encoder-decoder": frozenset({"encoder"}),  # or marked not modelled (estimate_encdec)
 }

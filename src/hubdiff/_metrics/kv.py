@@ -225,7 +225,8 @@ def kv_report(
             "sliding layers keeping every prompt token (reference sliding attention): counted at every "
             "token, as if all were prompt; generated tokens beyond the window are dropped, so this is an upper bound"
         )
-    if facts(cfg)[0].encoder_attention and counted:
+    composite = cfg.raw.get("model_type") == "vision-encoder-decoder"  # its decoder's cross-attention
+    if (facts(cfg)[0].encoder_attention or composite) and counted:
         assumptions.append(  # TrOCR's encoder_attn: transformers caches it apart, by encoder token
             "cross-attention into the encoder: its keys and values are per encoder token (cached once per "
             "input, not per generated token) and not counted here; a generated token adds the self-attention's only"

@@ -16,8 +16,8 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     cosmos3_omni cpmant ctrl cwm dbrx deepseek_ocr2 deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v4
     deepseek_vl deepseek_vl_hybrid diffllama diffusion_gemma doge dory dots1 dots3_note
     dots3_note_text emu3 ergo ernie4_5 ernie4_5_moe ernie4_5_vl_moe exaone exaone4 exaone4_5
-    exaone_moe falcon falcon_h1 falcon_mamba fast_vlm flex_olmo flint fuyu gemma gemma2 gemma3
-    gemma3_text gemma3n gemma3n_text gemma4 gemma4_assistant gemma4_text gemma4_unified
+    exaone_moe falcon falcon_h1 falcon_mamba fast_vlm flex_olmo flint florence2 fuyu gemma gemma2
+    gemma3 gemma3_text gemma3n gemma3n_text gemma4 gemma4_assistant gemma4_text gemma4_unified
     gemma4_unified_assistant gemma4_unified_text git glm glm4 glm46v glm4_moe glm4_moe_lite glm4v
     glm4v_moe glm5_next glm_moe_dsa glm_ocr glmga got_ocr2 gpt-sw3 gpt2 gpt_bigcode gpt_neo gpt_neox
     gpt_neox_japanese gpt_oss gptj granite granite4_vision granite_docling granite_swa granitemoe
@@ -32,12 +32,13 @@ PROVEN_TYPES: frozenset[str] = frozenset(
     ministral ministral3 mistral mistral3 mistral4 mistral_large4 mixtral mllama modernbert-decoder
     molmo2 mpt muse_glimmer muse_spark nanochat nemotron nemotron_h nemotron_h_omni olmo olmo2 olmo3
     olmo_hybrid olmoe openai-gpt opt ovis2 ovis2_5 paddleocr_vl paligemma param2moe perception_lm
-    persimmon phi phi3 phi4_multimodal phimoe pi0 pi05 pix2struct pp_chart2table qianfan_ocr qwen2
-    qwen2_5_omni_thinker qwen2_5_vl qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe qwen3_5_moe_text
-    qwen3_5_text qwen3_moe qwen3_next qwen3_omni_moe_thinker qwen3_vl qwen3_vl_moe qwen4_exp
-    qwen4_exp_text recurrent_gemma rwkv sarvam_mla sarvam_moe seed_oss shieldgemma2 smollm3 smolvlm
-    solar_open stablelm starcoder2 step3p7 trocr unlimited_ocr vaultgemma video_llama_3 video_llava
-    vipllava xglm xlnet xlstm youtu zamba zamba2 zaya
+    persimmon phi phi3 phi4_multimodal phimoe pi0 pi05 pix2struct pp_chart2table pp_formulanet
+    qianfan_ocr qwen2 qwen2_5_omni_thinker qwen2_5_vl qwen2_moe qwen2_vl qwen3 qwen3_5 qwen3_5_moe
+    qwen3_5_moe_text qwen3_5_text qwen3_moe qwen3_next qwen3_omni_moe_thinker qwen3_vl qwen3_vl_moe
+    qwen4_exp qwen4_exp_text recurrent_gemma rwkv sarvam_mla sarvam_moe seed_oss shieldgemma2
+    smollm3 smolvlm solar_open stablelm starcoder2 step3p7 trocr udop unlimited_ocr vaultgemma
+    video_llama_3 video_llava vipllava vision-encoder-decoder xglm xlnet xlstm youtu zamba zamba2
+    zaya
     """.split()  # noqa: SIM905
 )
 SWEPT_TYPES: frozenset[str] = frozenset(

@@ -26,6 +26,7 @@ from .config import (
 )
 from .estimate import ARCHITECTURE_FACTS, action_expert_parts, facts, vision_kind
 from .estimate_audio import audio_modelled
+from .estimate_encdec import encoder_decoder_doubts
 from .estimate_facts import MLA_LAYER_KEYS
 from .estimate_fastvit import fast_vlm_doubts
 from .estimate_inkling import inkling_doubts
@@ -337,6 +338,7 @@ def unverified_reasons(cfg: ArchConfig, layers: list[LayerInfo]) -> tuple[str, .
         kind = cfg.vision.get("model_type") or "of this kind"
         reasons.append(f"vision tower {kind} not modelled: not counted")
     reasons += tower_doubts(cfg)
+    reasons += encoder_decoder_doubts(cfg)
     reasons += inkling_doubts(cfg)
     reasons += gemma3n_doubts(str(cfg.raw.get("model_type") or ""), cfg.vision, cfg.raw.get("audio_config"))
     reasons += fast_vlm_doubts(str(cfg.raw.get("model_type") or ""), cfg.vision)

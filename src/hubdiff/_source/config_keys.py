@@ -65,8 +65,21 @@ TEXT_CONFIG_KEYS = ("text_config", "language_config", "llm_config")
 VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config")
 # Composite configs whose language model (what their causal-LM class builds) is the sub-config under
 # "decoder", beside a text encoder and an audio codec of their own (MusicGen): their configuration class
-# cannot say which of its text parts is the text model without being asked for the decoder's
-DECODER_TEXT_TYPES = frozenset({"musicgen", "musicgen_melody"})
+# cannot say which of its text parts is the text model without being asked for the decoder's; and
+# VisionEncoderDecoder's, whose decoder is the language model under any image encoder
+DECODER_TEXT_TYPES = frozenset({"musicgen", "musicgen_melody", "vision-encoder-decoder"})
+# Text configs of encoder-decoders whose attribute_map points num_hidden_layers / num_attention_heads at an
+# encoder the model does not build (PP-FormulaNet's: its encoder is the vision tower): the language
+# model's layers and heads are the decoder's keys, read before the aliases
+DECODER_STACK_KEYS: dict[str, tuple[str, str]] = {
+    "pp_formulanet_text": ("decoder_layers", "decoder_attention_heads"),
+    # Florence-2's BART (its text config's own type is bart's: the outer type is looked up after it)
+    "florence2": ("decoder_layers", "decoder_attention_heads"),
+    "udop": ("num_decoder_layers", "num_heads"),  # its attribute_map's num_hidden_layers is the encoder's
+}
+# where an architecture's attention head width is a key of its own (UDOP's T5-style d_kv: heads x d_kv
+# wide projections, whatever d_model / heads is)
+HEAD_DIM_KEYS: dict[str, str] = {"udop": "d_kv"}
 # Where a config that is no text config itself nests a whole vision-language model beside other stacks
 # (PI0's PaliGemma beside its action expert): its language model and tower are the text and vision read
 NESTED_MODEL_KEYS = ("vlm_config",)
