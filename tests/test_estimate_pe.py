@@ -14,18 +14,10 @@ import pytest
 
 from hubdiff._metrics.estimate_pe import pe_options, perception_encoder
 
-# facebook/Perception-LM-1B's encoder as transformers' conversion script writes it
-# (convert_perception_lm_weights_to_hf.py): vit_pe_core_large_patch14_336 at the release's width, depth
-# and 448-pixel tile, no pooling and no post-transformer norm, layer scales
-PLM_1B_ARGS = {
-    "embed_dim": 1024,
-    "depth": 23,
-    "img_size": [448, 448],
-    "global_pool": "",
-    "use_post_transformer_norm": False,
-    "init_values": 0.1,
-    "ref_feat_shape": [32, 32],
-}
+from .oracle import PERCEPTION_LM_1B_ENCODER
+
+# facebook/Perception-LM-1B's encoder as transformers' conversion script writes it, as the sweep fills it
+PLM_1B_ARGS = PERCEPTION_LM_1B_ENCODER
 
 
 def _encoder(vision: dict[str, Any]) -> list[tuple[str, str, tuple[int, ...]]]:
