@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING
 
 from .. import dtypes
 from .components import _LAYER, classify
+from .estimate import facts, layer_heads, mamba_shape, synthesize
+from .estimate_facts import mla_rope_dim
 from .figures import COMPONENTS
 from .kv import KV_DTYPE_BYTES
 from .layers import LINEAR_KINDS, LayerInfo, block_kv_heads
+from .quantized import stored_tensors
 from .serving_options import ServingOptions, ServingRefused, checked_options
 from .serving_rules import GDN_CHECKPOINT_ALIGNMENT, GDN_FLASHINFER_PREFILL, RULES
 
@@ -35,7 +38,6 @@ def _model_bytes(metrics: Metrics) -> int:
 
 
 def _heads(metrics: Metrics, layer: LayerInfo) -> tuple[int, int, int, int]:
-    from .estimate import layer_heads
 
     heads, kv, hd, vd = layer_heads(metrics.cfg, layer)
     nas = block_kv_heads(metrics.cfg)
@@ -93,7 +95,6 @@ def refusal(metrics: Metrics, options: ServingOptions) -> str | None:
 
 def _state_head_counts(metrics: Metrics) -> list[tuple[str, int]]:
     """The head counts a recurrent layer's state is divided by, as vLLM's divide() asserts them."""
-    from .estimate import mamba_shape
 
     cfg = metrics.cfg
     kinds = {x.attention for x in _main_layers(metrics)} | (
@@ -184,9 +185,6 @@ def _tensors(metrics: Metrics, patterns: Iterable[Pattern]) -> Iterator[_Tensor]
     by_layer = {x.index: x for x in metrics.layers}
     n = metrics.cfg.num_layers
     if metrics.basis != "headers":  # the estimate as the release stores it (its quantization_config)
-        from .estimate import synthesize
-        from .quantized import stored_tensors
-
         layers = list(metrics.layers)
         for name, dtype, shape in stored_tensors(metrics.cfg, synthesize(metrics.cfg, layers), layers):
             component, layer = classify(name, shape, by_layer, n)
@@ -353,8 +351,6 @@ class Cache:
 
 def caches(metrics: Metrics, options: ServingOptions) -> list[Cache]:
     """Every main layer's caches on one rank, theoretical (the KV dtype's bytes) and as vLLM stores them."""
-    from .estimate import facts, mamba_shape
-    from .estimate_facts import mla_rope_dim
 
     cfg, tp = metrics.cfg, options.tp
     sublayers = facts(cfg)[0].sublayers  # LongCat-Flash: two attention sublayers a layer, a latent each
