@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .config import ArchConfig
+from .estimate_evolla import evolla_protein
 from .estimate_facts import Triple
 from .estimate_inkling import inkling2_vision, inkling_vision
 from .estimate_mlp import _dense
@@ -1657,6 +1658,8 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "phi4_multimodal": _phi4_multimodal,
     "emu3": _emu3_vq,
     "apertus1p5": _apertus1p5,
+    "evolla": evolla_protein,  # its protein encoder, resampler and aligners (estimate_evolla)
+    "EvollaModel": evolla_protein,  # the model_type Evolla's released config names (transformers maps it)
 }
 
 
@@ -1670,4 +1673,6 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "janus": frozenset({"vq_config"}),
     "phi4_multimodal": frozenset({"audio_config"}),
     "emu3": frozenset({"vq_config"}),
+    "evolla": frozenset({"protein_encoder_config"}),
+    "EvollaModel": frozenset({"protein_encoder_config"}),
 }
