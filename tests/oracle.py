@@ -946,7 +946,16 @@ def _decoder_layers(decoder: Any, towers: frozenset[int] = frozenset()) -> list[
 
 
 def _unrun_by_text(model: Any, decoder: Any, **inputs: Any) -> set[int]:
-    """The parameters of the decoder's parts that a forward of text alone never calls, when the decoder
+    """The tensors of ``_unrun_parts``."""
+    return {
+        id(t)
+        for part in _unrun_parts(model, decoder, **inputs)
+        for t in part.state_dict(keep_vars=True).values()
+    }
+
+
+def _unrun_parts(model: Any, decoder: Any, **inputs: Any) -> list[Any]:
+    """The modules of the decoder's parts that a forward of text alone never calls, when the decoder
     holds a vision tower: what runs once per image beside it (GIT's visual_projection into the text
     width, Phi-4-multimodal's image and audio embedders inside its embedding module) is no more what a
     token uses than the tower is. Found by running four tokens through the model on the meta device: a
@@ -961,18 +970,18 @@ def _unrun_by_text(model: Any, decoder: Any, **inputs: Any) -> set[int]:
         with _quiet(), torch.no_grad():
             model(input_ids=torch.zeros(1, 4, dtype=torch.long, device="meta"), **inputs)
     except Exception:
-        return set()
+        return []
     finally:
         for hook in hooks:
             hook.remove()
-    out: set[int] = set()
+    out: list[Any] = []
     for parent in decoder.modules():
         if id(parent) not in called:
             continue
         for child in parent.children():
             if id(child) in called or any(id(m) in called for m in child.modules()):
                 continue
-            out |= {id(t) for t in child.state_dict(keep_vars=True).values()}
+            out.append(child)
     return out
 
 
@@ -1061,7 +1070,10 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
     # not per token: the submodules built from the vision config are not what a token uses
     towers: set[int] = set()
     # nor does an image tokenizer (Chameleon's VQ-VAE, built from vq_config inside its model)
-    tower_configs = [getattr(config_obj, k, None) for k in ("vision_config", "vq_config")]
+    # nor does a protein encoder (Evolla's, built from protein_encoder_config): once per protein
+    tower_configs = [
+        getattr(config_obj, k, None) for k in ("vision_config", "vq_config", "protein_encoder_config")
+    ]
     tower_configs = [c for c in tower_configs if c is not None]
     nested = _nested_models(config_obj)
     for part in nested:
@@ -1071,8 +1083,15 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             if module is not decoder and getattr(module, "config", None) is vision_config:
                 towers.add(id(module))
                 text_ids -= {id(t) for t in module.state_dict(keep_vars=True).values()}
-    if towers:
-        text_ids -= _unrun_by_text(model, decoder)
+    unrun: list[Any] = _unrun_parts(model, decoder) if towers else []
+    if unrun:
+        # a decoder layer's parts are a text token's, whatever a forward of text alone skips: a layer that
+        # reads the other modality's features (Evolla's aligner, as Mllama's cross-attention layers where
+        # the decoder holds no tower) runs them for every token once that modality is given. What runs
+        # beside the layers (the encoder's resampler, GIT's visual_projection) is the tower's side
+        kept = _decoder_layers(decoder, frozenset(towers | {id(m) for m in unrun}))
+        in_layers = {id(t) for layer in kept for t in layer.state_dict(keep_vars=True).values()}
+        text_ids -= {id(t) for m in unrun for t in m.state_dict(keep_vars=True).values()} - in_layers
     # a nested vision-language model runs text alone where the whole (PI0: it wants a robot state) will not
     for part in nested:
         for module in decoder.modules():
@@ -1118,7 +1137,8 @@ def _truth(model: Any, config_obj: Any, tensors: list[Triple]) -> Truth:
             k = _top_k(block, text_config)
             if n and k:
                 inactive += params * (1 - min(k, n) / n)
-    layers = _decoder_layers(decoder, frozenset(not_decoder))
+    # nor are the stacks a forward of text alone never runs (Evolla's resampler, beside its protein encoder)
+    layers = _decoder_layers(decoder, frozenset(not_decoder | {id(m) for m in unrun}))
     prefix = re.sub(r"(For[A-Z]\w*|LMHeadModel|Model)$", "", type(model).__name__)
     moe: set[int] = set()
     recurrent: set[int] = set()

@@ -56,6 +56,7 @@ _VISION = {
     "embed_tokens_extend",  # Phi-4-multimodal: its image and audio encoders, inside its embeddings
     "vqmodel",  # an image tokenizer (Janus's VQ-GAN, Chameleon's and Emu3's VQ-VAE): images in and out, not text
     "img_temporal_embedding",  # GIT: one learned offset per frame (num_image_with_embedding)
+    "protein_encoder",  # Evolla: a protein's SaProt encoder and the resampler of its output, run per protein
 }
 _PROJECTOR = {
     "mm_projector",
@@ -234,6 +235,7 @@ _RESIDUAL_ATTENTION = {
 _KV_CONVS = {"k_sconv", "v_sconv", "sconv"}
 _MLP |= {"self_conditioning"}  # DiffusionGemma's gated MLP of the previous step's soft embeddings
 _MLP |= {"ff"}  # XLNet's layer_1 / layer_2
+_ALIGNER_ATTENTION = frozenset({"query", "key_protein", "value_protein", "out_proj"})  # Evolla's
 # MLP projections that sit in the layer itself, outside any "mlp" block (OPT, BART: fc1 / fc2)
 _MLP_PROJECTIONS = {"fc1", "fc2", "fc_in", "fc_out", "dense_h_to_4h", "dense_4h_to_h"}
 _MLP_PROJECTIONS |= {"per_layer_input_gate", "per_layer_projection"}  # Gemma 3n / 4: a gated per-layer input
@@ -504,6 +506,12 @@ def classify(
     info = layers.get(layer) if layer is not None else None
     in_attn = bool(segset & _ATTN) or last.startswith("cross_attn_")  # mllama's cross_attn_attn_gate
     in_attn = in_attn or last == "alpha_cross_attn"  # IDEFICS's gate on its cross-attention's output
+    if "adapter" in segset and layer is not None:  # Evolla's aligner in a decoder layer: a cross-attention
+        # into the protein's latents (its gate, its projections: key_protein / value_protein read them), and
+        # a feed-forward (ff) with a gate on its output
+        in_attn = in_attn or last == "gate_attention" or segments[-2] in _ALIGNER_ATTENTION
+        if last == "gate_ffw":
+            return "dense_mlp", layer
     if in_attn and info is not None and info.attention == "none" and info.mlp != "none":
         # hybrid stacks (e.g. hybrid_override_pattern) name an MLP-only layer's block "mixer" too
         is_norm = len(shape) == 1 and any("norm" in x for x in segments[-2:])

@@ -1225,3 +1225,10 @@ def gemma_layer_sizes(cfg: ArchConfig, layer: LayerInfo) -> dict[str, int]:
     if global_kv and (cfg.get("attention_k_eq_v") is True or facts(cfg)[0].global_k_eq_v):
         out["num_key_value_heads"] = global_kv
     return out
+
+
+# Evolla (modeling_evolla.py): Llama's decoder; EvollaForProteinText2Text keeps its lm_head apart from the
+# embedding whatever tie_word_embeddings says (it declares no tied weights). Its protein side is written by
+# estimate_evolla, as a tower of its own
+ARCHITECTURE_FACTS["evolla"] = ArchitectureFacts(never_tied=True)
+ARCHITECTURE_FACTS["EvollaModel"] = ARCHITECTURE_FACTS["evolla"]  # the model_type its released config names

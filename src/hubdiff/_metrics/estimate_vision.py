@@ -8,6 +8,7 @@ from typing import Any
 
 from .config import ArchConfig
 from .estimate_encdec import vision_encoder_decoder
+from .estimate_evolla import evolla_protein
 from .estimate_facts import Triple
 from .estimate_inkling import inkling2_vision, inkling_vision
 from .estimate_mlp import _dense
@@ -1659,6 +1660,8 @@ _OWN_TOWERS: dict[str, Callable[[ArchConfig, int, str], list[Triple]]] = {
     "emu3": _emu3_vq,
     "apertus1p5": _apertus1p5,
     "vision-encoder-decoder": vision_encoder_decoder,  # its encoder, where modelled (estimate_encdec)
+    "evolla": evolla_protein,  # its protein encoder, resampler and aligners (estimate_evolla)
+    "EvollaModel": evolla_protein,  # the model_type Evolla's released config names (transformers maps it)
 }
 
 
@@ -1673,4 +1676,6 @@ OWN_PARTS: dict[str, frozenset[str]] = {
     "phi4_multimodal": frozenset({"audio_config"}),
     "emu3": frozenset({"vq_config"}),
     "vision-encoder-decoder": frozenset({"encoder"}),  # or marked not modelled (estimate_encdec)
+    "evolla": frozenset({"protein_encoder_config"}),
+    "EvollaModel": frozenset({"protein_encoder_config"}),
 }

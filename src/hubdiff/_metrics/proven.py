@@ -10,12 +10,12 @@ the table."""
 SWEPT_TRANSFORMERS = "5.25.0"
 PROVEN_TYPES: frozenset[str] = frozenset(
     """
-    afmoe apertus apertus1p5 apertus1p5_text arcee aria aria_text axk1 axk2 aya_vision
+    EvollaModel afmoe apertus apertus1p5 apertus1p5_text arcee aria aria_text axk1 axk2 aya_vision
     bailing_hybrid bamba beam bert-generation biogpt bitnet blip blip-2 bloom chameleon codegen
     cohere cohere2 cohere2_moe cohere2_vision cohere_compass cohere_compass_text cosmos3_edge
     cosmos3_omni cpmant ctrl cwm dbrx deepseek_ocr2 deepseek_v2 deepseek_v3 deepseek_v32 deepseek_v4
     deepseek_vl deepseek_vl_hybrid diffllama diffusion_gemma doge dory dots1 dots3_note
-    dots3_note_text emu3 ergo ernie4_5 ernie4_5_moe ernie4_5_vl_moe exaone exaone4 exaone4_5
+    dots3_note_text emu3 ergo ernie4_5 ernie4_5_moe ernie4_5_vl_moe evolla exaone exaone4 exaone4_5
     exaone_moe falcon falcon_h1 falcon_mamba fast_vlm flex_olmo flint florence2 fuyu gemma gemma2
     gemma3 gemma3_text gemma3n gemma3n_text gemma4 gemma4_assistant gemma4_text gemma4_unified
     gemma4_unified_assistant gemma4_unified_text git glm glm4 glm46v glm4_moe glm4_moe_lite glm4v
