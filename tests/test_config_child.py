@@ -234,6 +234,7 @@ def test_tagged_values_keep_their_types() -> None:
 _READ_ALL = """
 import json, runpy, sys
 ns = runpy.run_path(sys.argv[2], run_name="hubdiff_config_check")
+ns["_import_config_classes"].__globals__["_CHILD"] = True  # read as the config child reads
 if sys.argv[1] == "light":
     ns["_import_config_classes"]()
     live = ns["_import_config_classes"].__globals__  # run_path returns a copy of the module's globals
@@ -329,3 +330,61 @@ def test_a_child_started_ahead_reads_the_config_it_is_sent_later(monkeypatch: py
         config_child._stop_spare()
         assert config_child._spare is None and unused.proc.returncode is not None
     assert answer is not None and [tagged(answer)] == _read_all("one", [raw])
+
+
+HOST = """
+import json, sys
+from pathlib import Path
+from hubdiff._metrics.compute import compute_metrics
+from hubdiff._metrics.options import MetricsOptions
+from hubdiff.snapshot import Snapshot
+config = json.loads(Path(sys.argv[1]).read_text())
+metrics = compute_metrics(Snapshot("x", "local", "", None, config, None, (), {}, ()), MetricsOptions(config_only=True))
+assert "transformers" in metrics.cfg.reader, metrics.cfg.reader
+from transformers import AutoConfig
+from transformers.utils import is_torch_available
+from transformers.models.llama.modeling_llama import LlamaForCausalLM
+print(AutoConfig.__name__, is_torch_available(), LlamaForCausalLM.__name__)
+"""
+
+
+def test_a_host_process_keeps_transformers_and_torch_as_they_are() -> None:
+    """hubdiff read in another program's process (the pytest plugin's session, a library user): the
+    program imports transformers and its torch classes afterwards as if hubdiff had not run. Only hubdiff's
+    own command line and config child import the configuration classes alone with torch hidden."""
+    pytest.importorskip("torch")
+    done = subprocess.run(
+        [sys.executable, "-c", HOST, str(DATA / "Llama-3.1-8B" / "config.json")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["AutoConfig", "True", "LlamaForCausalLM"]
+
+
+def test_the_command_line_reads_configs_with_torch_hidden(tmp_path: Path) -> None:
+    """Its own process: the configuration classes alone, and torch never imported (2-4 s)."""
+    pytest.importorskip("torch")
+    code = (
+        "import sys; from hubdiff._entry import run; sys.argv[0] = 'hubdiff'; code = run(); "
+        "print(code, 'torch' in sys.modules and sys.modules['torch'] is not None, "
+        "hasattr(sys.modules.get('transformers'), 'AutoConfig'), file=sys.stderr)"
+    )
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((DATA / "Llama-3.1-8B" / "config.json").read_bytes())
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "metrics",
+            str(folder),
+            "--config-only",
+            "--cache-dir",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.stderr.splitlines()[-1] == "0 False False", done.stderr[-2000:]

@@ -153,9 +153,10 @@ def test_equal_configs_are_not_compared_at_all():
 
 
 def test_configs_that_differ_compare_the_same_without_numpy_and_leave_it_importable():
-    """deepdiff is imported with numpy and pydantic hidden when the process has neither (they cost a
-    run 0.44 s, and a config holds no array or model): every change of the real pairs is what this
-    process, which has numpy, finds; and numpy imports as usual afterwards."""
+    """In hubdiff's own process (its command line), deepdiff is imported with numpy and pydantic hidden when
+    the process has neither (they cost a run 0.44 s, and a config holds no array or model): every change
+    of the real pairs is what this process, which has numpy, finds; and numpy imports as usual afterwards.
+    In another program's process nothing is hidden: deepdiff there sees the numpy the program has."""
     pairs = [
         (example_dir() / "GLM-5.3" / "config.json", example_dir() / "GLM-5.3-Flash" / "config.json"),
         (example_dir() / "GLM-5" / "config.json", example_dir() / "GLM-5.3" / "config.json"),
@@ -163,6 +164,8 @@ def test_configs_that_differ_compare_the_same_without_numpy_and_leave_it_importa
     ]
     code = (
         "import sys, json, dataclasses\n"
+        "import hubdiff._entry\n"
+        "hubdiff._entry.OWNS_PROCESS = sys.argv[1] == 'own'  # as run() sets it for the command line\n"
         "from hubdiff._compare.config_diff import diff_configs\n"
         "pairs = json.loads(sys.stdin.read())\n"
         "out = [[dataclasses.asdict(c) for c in diff_configs(*p)] for p in pairs]\n"
@@ -171,10 +174,22 @@ def test_configs_that_differ_compare_the_same_without_numpy_and_leave_it_importa
     )
     configs = [[json.loads(a.read_text()), json.loads(b.read_text())] for a, b in pairs]
     result = subprocess.run(
-        [sys.executable, "-c", code], input=json.dumps(configs), capture_output=True, text=True, check=True
+        [sys.executable, "-c", code, "own"],
+        input=json.dumps(configs),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     theirs, loaded = json.loads(result.stdout)
     assert "numpy" in sys.modules and loaded == [True, False, False]
+    hosted = subprocess.run(
+        [sys.executable, "-c", code, "hosted"],
+        input=json.dumps(configs),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(hosted.stdout) == [theirs, [True, True, True]]
     ours = [[json.loads(json.dumps(dataclasses.asdict(c))) for c in diff_configs(*p)] for p in configs]
     assert theirs == ours and sum(map(len, ours)) > 40
 

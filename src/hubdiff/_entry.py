@@ -15,6 +15,10 @@ import sys
 from typing import Any
 
 INTERRUPTED = "hubdiff: interrupted"
+# Set by ``run``: this process is hubdiff's command line and nothing else runs in it, so transformers may
+# be imported as its configuration classes alone, torch hidden meanwhile (``_metrics.config.owns_process``).
+# ``cli.main`` called by other code in its own process leaves it unset.
+OWNS_PROCESS = False
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command ended by Ctrl-C
 
 
@@ -35,6 +39,8 @@ def _forget_unhandled_interrupt() -> None:
 
 def run() -> int:
     """The ``hubdiff`` script and ``python -m hubdiff``."""
+    global OWNS_PROCESS
+    OWNS_PROCESS = True
     sigint = hasattr(signal, "SIGINT")
     if sigint:
         signal.signal(signal.SIGINT, _end_now)

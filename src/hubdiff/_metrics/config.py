@@ -89,13 +89,14 @@ _TRANSFORMERS_LOCK = threading.RLock()
 @contextlib.contextmanager
 def hidden(*names: str) -> Iterator[None]:
     """``names`` reported absent while what runs inside imports (``sys.modules[name] = None``: "not
-    installed"), unless this process has imported them already; restored after, so that code beside
-    hubdiff in the process can still import them. The entry is process-wide, so a thread importing
+    installed"), in a process hubdiff owns (``owns_process``) and unless it has imported them already;
+    restored after. Only there: a package imported meanwhile keeps what it saw for the process's life
+    (transformers' ``is_torch_available``, deepdiff's numpy), which code beside hubdiff would inherit. The entry is process-wide, so a thread importing
     ``name`` meanwhile would fail too: every hidden import, and every import of transformers (which uses
     numpy and would load torch), holds ``_TRANSFORMERS_LOCK``. Here, not in a module of its own: this
     file is also run by path, alone, in the config child (``config_child``)."""
     with _TRANSFORMERS_LOCK:
-        hide = [name for name in names if name not in sys.modules]
+        hide = [name for name in names if name not in sys.modules] if owns_process() else []
         for name in hide:
             sys.modules[name] = None  # type: ignore[assignment]  # import machinery: "not installed"
         try:
@@ -104,6 +105,19 @@ def hidden(*names: str) -> Iterator[None]:
             for name in hide:
                 if sys.modules.get(name, 0) is None:
                     del sys.modules[name]
+
+
+_CHILD = False  # this module runs as the config child (``_child_main``)
+
+
+def owns_process() -> bool:
+    """Whether nothing but hubdiff runs in this process: its command line (``_entry.run``) or the config
+    child. Only there may transformers stand as its configuration classes alone over a bare package, and
+    torch be hidden while they import: both stay for the process's life, and a host's own code (the
+    pytest plugin's session, a library user, the suite) would find ``from transformers import
+    AutoConfig`` failing and torch reported absent. Elsewhere transformers is imported whole."""
+    entry = sys.modules.get("hubdiff._entry")
+    return _CHILD or bool(getattr(entry, "OWNS_PROCESS", False))
 
 
 def _transformers() -> Any:
@@ -131,11 +145,11 @@ def _import_transformers(whole: bool = False) -> None:
     # read by transformers once, at import; set and left (never unset while other threads may read the
     # environment: a concurrent os.environ copy would see the key vanish)
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    if not whole and "transformers" not in sys.modules:
+    if not whole and "transformers" not in sys.modules and owns_process():
         _import_config_classes()
         if _TRANSFORMERS not in (False, None):
             return
-    hide_torch = "torch" not in sys.modules and "transformers" not in sys.modules
+    hide_torch = "torch" not in sys.modules and "transformers" not in sys.modules and owns_process()
     if hide_torch:
         sys.modules["torch"] = None  # type: ignore[assignment]  # import machinery: "not installed"
     try:
@@ -694,6 +708,8 @@ def _child_main() -> None:
     # httpcore, which transformers' hub utilities import, imports trio wherever it is installed, for
     # async clients (~60 ms of the child's CPU, on a core the reading process wants): this process
     # never makes a request (it runs offline), so trio stays unimported
+    global _CHILD
+    _CHILD = True
     sys.modules.setdefault("trio", None)  # type: ignore[arg-type]
     sys.modules.setdefault("torch", None)  # type: ignore[arg-type]  # hidden for the child's life
     _import_config_classes()  # before the config is read: the parent starts a child ahead of it
