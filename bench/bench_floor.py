@@ -257,8 +257,8 @@ def warm(latencies: list[float], n: int, src: str | None, work: Path) -> dict[st
 # -- check of 1,000 repos -------------------------------------------------------------------------------
 def record(baselines: Path, endpoint: str, cache: Path) -> None:
     """Every pinned repo read (the cache fills) and recorded into its owner's family, one write per file."""
-    from hubdiff._baseline import write_baseline
     from hubdiff._baseline.record import record_entry
+    from hubdiff._baseline.store import write_baseline
     from hubdiff._metrics.options import MetricsOptions
     from hubdiff._source import HubSettings, Sources, SourceSpec
     from hubdiff._source.cache import SnapshotCache

@@ -37,7 +37,7 @@ def replica() -> HubReplica:
 def main() -> None:
     from huggingface_hub import HfApi
 
-    from hubdiff._baseline import write_baseline
+    from hubdiff._baseline.store import write_baseline
     from hubdiff._source import HubSettings, Sources
     from hubdiff._source.cache import SnapshotCache
     from hubdiff.watch import run_watch

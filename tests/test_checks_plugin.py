@@ -104,7 +104,8 @@ def test_a_wrong_claim_fails_readably_and_update_fixes_it(example_hub, example_c
 
 
 def test_a_changed_repo_fails_its_layout_test_and_stale_patterns_are_reported(hub, tmp_path):
-    from hubdiff._baseline import entry_for, write_baseline
+    from hubdiff._baseline.record import entry_for
+    from hubdiff._baseline.store import write_baseline
     from hubdiff._source import HubSettings, Sources, SourceSpec
     from hubdiff._source.cache import SnapshotCache
     from hubdiff.testing import CommitSpec, RepoSpec
@@ -127,7 +128,8 @@ def test_a_changed_repo_fails_its_layout_test_and_stale_patterns_are_reported(hu
 
 
 def test_hub_offline_runs_from_the_cache(hub, tmp_path):
-    from hubdiff._baseline import entry_for, write_baseline
+    from hubdiff._baseline.record import entry_for
+    from hubdiff._baseline.store import write_baseline
     from hubdiff._source import HubSettings, Sources, SourceSpec
     from hubdiff._source.cache import SnapshotCache
     from hubdiff.testing import CommitSpec, RepoSpec

@@ -27,7 +27,8 @@ import httpx2
 import pytest
 import yaml
 
-from hubdiff._baseline import entry_for, write_baseline
+from hubdiff._baseline.record import entry_for
+from hubdiff._baseline.store import write_baseline
 from hubdiff._source import Sources, SourceSpec, hub_http, quick
 from hubdiff._source import hub as hub_module
 from hubdiff._source.cache import SnapshotCache

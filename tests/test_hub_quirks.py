@@ -13,7 +13,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hubdiff._baseline import entry_for, write_baseline
+from hubdiff._baseline.record import entry_for
+from hubdiff._baseline.store import write_baseline
 from hubdiff._files import FUTURE_SLACK_S, STALE_TMP_S, atomic_write_text
 from hubdiff._source import Sources, SourceSpec, quick
 from hubdiff._source.cache import SnapshotCache

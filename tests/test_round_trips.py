@@ -203,7 +203,7 @@ def owners(tmp_path_factory) -> Iterator[tuple[HubReplica, Sources, list]]:
     """Three owners' families, every repo recorded (which reads it, so the cache holds it). Shared by
     the tests below, in their order: the last one moves a repo."""
     tmp_path = tmp_path_factory.mktemp("owners")
-    from hubdiff._baseline import init_repo
+    from hubdiff._baseline.record import init_repo
     from hubdiff._metrics.options import MetricsOptions
     from hubdiff._source import SourceSpec
 
@@ -272,12 +272,6 @@ def test_check_reads_only_the_repo_that_moved(owners):
     rest = [e for e in log if e not in listings]
     assert len(rest) == 1 + 1 + 2 + 2 * 2
     assert all(moved in e.path or e.host == "cdn" for e in rest)
-
-
-def test_the_settings_default_is_the_parsers():
-    from hubdiff._source import parsing, spec
-
-    assert spec.HubSettings().processes_from_shards == spec.MANY_SHARDS == parsing.MANY_SHARDS
 
 
 def test_reads_in_flight_follow_how_long_the_first_read_took():

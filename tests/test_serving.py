@@ -408,7 +408,7 @@ def small_model_at_tp2(kv_heads: int) -> tuple[int, int, int]:
 
 
 def test_baseline_claims_per_rank_figures_and_a_new_revision_breaks_them(hub, tmp_path):
-    from hubdiff._baseline import init_repo, update_baseline
+    from hubdiff._baseline.record import init_repo, update_baseline
     from hubdiff._source import HubSettings, Sources, SourceSpec
     from hubdiff._source.cache import SnapshotCache
     from hubdiff.jobs import run_check

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from hubdiff._baseline import entry_for, write_baseline
+from hubdiff._baseline.record import entry_for
+from hubdiff._baseline.store import write_baseline
 from hubdiff._render.headline import headline
 from hubdiff._source import HubSettings, Sources, SourceSpec
 from hubdiff._source.cache import SnapshotCache

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from ._baseline import Baseline, load_baseline, restate_claims, update_baseline
+from ._baseline import Baseline, load_baseline
+from ._baseline.record import restate_claims, update_baseline
 from ._compare.claims import ClaimResult, restated
 from ._source import HubSettings, Sources
 from ._source.cache import SnapshotCache

@@ -19,7 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ._baseline import Baseline, RepoBaseline, add_release, load_baseline, update_baseline
+from ._baseline import Baseline, RepoBaseline, load_baseline
+from ._baseline.record import add_release, update_baseline
 from ._baseline.schema import family_file
 from ._baseline.store import edit
 from ._files import atomic_write_text

@@ -6,11 +6,10 @@ and its derived figures, plus what people add by hand: claims, keys allowed to c
 (locked, atomic, comments kept), ``record`` turns a snapshot into an entry. Every front end (the CLI,
 ``watch``, the pytest plugin) goes through these; none writes a baseline itself.
 
-Writing (``record``, ``store``: filelock) is imported when first used, so that a run that
-only reads baselines (``check``) does not pay for it.
+The package holds the readers; the writers are imported from their own modules (``record``, ``store``:
+filelock) by the front ends that write, so that a run that only reads baselines (``check``) never loads
+them.
 """
-
-from typing import Any
 
 from .rows import parse_pattern_row, pattern_key, pattern_row
 from .schema import (
@@ -21,43 +20,13 @@ from .schema import (
     load_baseline,
 )
 
-_WRITERS = {
-    "accept_claims": "accept",
-    "add_release": "record",
-    "entry_for": "record",
-    "init_repo": "record",
-    "record_entry": "record",
-    "restate_claims": "record",
-    "unknown_repos": "record",
-    "update_baseline": "record",
-    "write_baseline": "store",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WRITERS:
-        from importlib import import_module
-
-        return getattr(import_module(f"{__name__}.{_WRITERS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "Baseline",
     "CopiesRule",
     "DiscoverRule",
     "RepoBaseline",
-    "accept_claims",
-    "add_release",
-    "entry_for",
-    "init_repo",
     "load_baseline",
     "parse_pattern_row",
     "pattern_key",
     "pattern_row",
-    "record_entry",
-    "restate_claims",
-    "unknown_repos",
-    "update_baseline",
-    "write_baseline",
 ]

@@ -41,9 +41,9 @@ from typing import IO, Any
 from ..patterns import ShardGroups
 from .header import ParsedHeader, parse_header
 from .layout import NameSizes, parse_index
+from .settings import MANY_SHARDS  # from this many shards on, workers parse
 
 MAX_PROCESSES = 4  # past four, the reading threads are the limit
-MANY_SHARDS = 24  # from this many shards on, workers parse (HubSettings.processes_from_shards)
 _LENGTH = struct.Struct("<Q")
 
 

@@ -11,8 +11,8 @@ from ..errors import UsageError
 from ..visible import redacted
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-# parsing.MANY_SHARDS, written out: importing parsing (subprocess, the header checks) cost a warm run,
-# which parses nothing, ~5 ms (tests/test_round_trips.py checks that the two agree)
+# From this many shards on, headers are parsed by worker processes (``parsing.HeaderParser``); here, in
+# the module every warm run imports anyway, so that parsing (subprocess, the header checks) is not.
 MANY_SHARDS = 24
 # Header reads in flight at once, over the whole process (a check reads several repos side by side).
 # Latency, not bandwidth, bounds a read of many small ranges: 8 at a time made 160 shards 20 round trips

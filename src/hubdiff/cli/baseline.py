@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import errors
-from .._baseline import init_repo, load_baseline, unknown_repos, update_baseline
+from .._baseline import load_baseline
 from .._baseline.accept import accept_claims
+from .._baseline.record import init_repo, unknown_repos, update_baseline
 from .._baseline.schema import family_file
 from .._source import parse_source
 from ._arguments import baseline_args, baseline_paths, describe, hub_access, metric_options, revision
