@@ -100,17 +100,17 @@ def test_entries_of_the_layout_without_endpoints_are_ignored(hub, tmp_path):
 
 def test_one_hub_has_one_folder_however_its_endpoint_is_spelled():
     same = [
-        "https://huggingface.co",
-        "https://huggingface.co/",
-        "HTTPS://HuggingFace.co:443",
-        "https://user:secret@huggingface.co",
+        "https://hub.example.invalid",
+        "https://hub.example.invalid/",
+        "HTTPS://Hub.Example.invalid:443",
+        "https://user:secret@hub.example.invalid",
     ]
-    assert {endpoint_origin(e) for e in same} == {"https://huggingface.co"}
+    assert {endpoint_origin(e) for e in same} == {"https://hub.example.invalid"}
     assert len({endpoint_folder(e) for e in same}) == 1
     assert "secret" not in endpoint_folder(same[-1])
     different = [
-        "https://huggingface.co",
-        "http://huggingface.co",
+        "https://hub.example.invalid",
+        "http://hub.example.invalid",
         "https://hf-mirror.example",
         "http://127.0.0.1:8080",
         "http://127.0.0.1:8081",

@@ -24,7 +24,7 @@ def _params(tensors: list[tuple[str, str, tuple[int, ...]]]) -> int:
 
 def test_fastvit_t8_is_timms_published_figure() -> None:
     """timm's model card of fastvit_t8.apple_in1k states 4.0 M parameters ("Params (M): 4.0",
-    https://huggingface.co/apple/coreml-FastViT-T8/blob/refs%2Fpr%2F1/README.md, the card of
+    hub-blob:apple/coreml-FastViT-T8@refs/pr/1:README.md, the card of
     timm/fastvit_t8.apple_in1k): the training-time branches (as timm builds it by default), without the
     batch norms' running statistics, plus the ImageNet classifier over 2 x 384 channels."""
     tower = _params(fastvit(FASTVIT["fastvit_t8"], "", fused=False))
