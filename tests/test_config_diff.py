@@ -173,23 +173,20 @@ def test_configs_that_differ_compare_the_same_without_numpy_and_leave_it_importa
         "import numpy\n"
     )
     configs = [[json.loads(a.read_text()), json.loads(b.read_text())] for a, b in pairs]
-    result = subprocess.run(
-        [sys.executable, "-c", code, "own"],
-        input=json.dumps(configs),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    theirs, loaded = json.loads(result.stdout)
+
+    def run(process: str) -> list[Any]:
+        done = subprocess.run(
+            [sys.executable, "-c", code, process],
+            input=json.dumps(configs),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return json.loads(done.stdout)
+
+    theirs, loaded = run("own")
     assert "numpy" in sys.modules and loaded == [True, False, False]
-    hosted = subprocess.run(
-        [sys.executable, "-c", code, "hosted"],
-        input=json.dumps(configs),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(hosted.stdout) == [theirs, [True, True, True]]
+    assert run("hosted") == [theirs, [True, True, True]]
     ours = [[json.loads(json.dumps(dataclasses.asdict(c))) for c in diff_configs(*p)] for p in configs]
     assert theirs == ours and sum(map(len, ours)) > 40
 

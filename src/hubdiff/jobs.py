@@ -84,7 +84,6 @@ def _kv_variants(old: Side, new: Side, options: MetricsOptions) -> tuple[KVVaria
 
 def _with_serving(comparison: Comparison, old: dict[str, Any], new: dict[str, Any]) -> Comparison:
     """The comparison with serving figures (``name@configuration``) added to either side, and their deltas."""
-
     figures_old = {**old, **comparison.figures_old}
     figures_new = {**comparison.figures_new, **new}
     deltas = tuple(
@@ -127,7 +126,6 @@ def run_diff(
 
 def _release_diff(sources: Sources, old: Snapshot, new: Snapshot) -> ReleaseDiff:
     """The two sides' release files (read side by side) compared, templates rendered."""
-
     sides = (old, new)
     read = each_in_threads(lambda i: release_of(sources, sides[i]), [0, 1], 2)
     if any(OFFLINE_NOTE in read[i].notes for i in (0, 1)):  # one side unread: nothing to compare
@@ -239,7 +237,6 @@ def _release_against_record(
     """The revision's release files against the baseline's record of them, and their own record (what
     release claims are checked on). Not read when the baseline records none and claims none of them: a
     baseline recorded before hubdiff read these files is not compared (``baseline update`` records them)."""
-
     if repo.release is None and not any(is_release_claim(c.name) for c in repo.claims):
         return None, None
     files = release_of(sources, snapshot)
@@ -255,7 +252,6 @@ def _release_against_record(
 def _prompts_known(diff: ReleaseDiff, recorded: dict[str, Any]) -> tuple[Any, ...] | None:
     """The new template's renders without rendering it again: those the comparison made, or, for an
     unchanged template, the recorded ones (the same text renders the same prompts)."""
-
     template = diff.templates[0] if diff.templates else None
     if template is None or template.new_sha256 is None:
         return None
@@ -413,22 +409,13 @@ def run_check(
     """``points``: where each (repo, revision) points now, when a replay of this check asked already."""
     baselines = [load_baseline(p) for p in paths]  # every file is validated before anything is fetched
     pairs = [(baseline, repo) for baseline in baselines for repo in baseline.repos]
-    if points is None:
-        listed = {
-            (repo, "main"): sha for repo, sha in listed_shas([repo for _, repo in pairs], sources).items()
-        }
-    else:
-        listed = {read: sha for read, sha in points.items() if sha is not None}
+    if points is None and not sources.offline:  # owners' listings, as a replay asks
+        mains = listed_on_main(sources.settings, [(repo.repo, repo.revision) for _, repo in pairs])
+        points = {(repo, "main"): sha for repo, sha in mains.items()}
+    listed = {read: sha for read, sha in (points or {}).items() if sha is not None}
     checked = each_in_threads(
         lambda i: check_repo(*pairs[i], sources, listed.get((pairs[i][1].repo, pairs[i][1].revision)))[0],
         range(len(pairs)),
         PARALLEL_REPOS,
     )
     return Report("check", tuple(checked[i] for i in range(len(pairs))))
-
-
-def listed_shas(repos: Sequence[RepoBaseline], sources: Sources) -> dict[str, str]:
-    """Where the main branch of each repo points now, from its owners' model listings
-    (``quick.listed_on_main``); nothing offline."""
-
-    return {} if sources.offline else listed_on_main(sources.settings, [(r.repo, r.revision) for r in repos])

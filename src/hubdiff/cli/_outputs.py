@@ -40,8 +40,3 @@ class Outputs(NamedTuple):
         if written:
             _say.notice(printable_lines(f"hubdiff: wrote {', '.join(written)}"))
         return self.exit_code
-
-
-def asked_forms(args: argparse.Namespace) -> list[str]:
-    """The written forms the arguments ask for, in ``WRITTEN``'s order."""
-    return [what for what, option in WRITTEN if getattr(args, option, None)]

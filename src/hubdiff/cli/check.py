@@ -42,11 +42,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         from ._cli_utils import report_outputs, sources_from
 
         said = _say.said
-        report = run_check(paths, sources_from(args), replay.points if replay and replay.points else None)
+        report = run_check(paths, sources_from(args), (replay.points or None) if replay else None)
         outputs = report_outputs(report, args)
-        reads = [r.read for r in report.results]
-        if replay is not None and _say.said == said and reads and all(reads) and outputs.exit_code in (0, 1):
-            replay.record([r for r in reads if r is not None], outputs)
+        reads = [r.read for r in report.results if r.read is not None]
+        every_repo_read = 0 < len(reads) == len(report.results)
+        if replay is not None and _say.said == said and every_repo_read and outputs.exit_code in (0, 1):
+            replay.record(reads, outputs)
     return outputs.deliver(args)
 
 
